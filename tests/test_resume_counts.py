@@ -17,7 +17,7 @@ import pytest
 from gate_policies import LENIENT
 from mt_eval.cli import main
 from mt_eval.harness.runcard import RunCard
-from test_run_integrity import MISBEHAVING, SOURCES, expected, predictions, run
+from test_run_integrity import MISBEHAVING, SCRIPTED, SOURCES, expected, predictions, run
 
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 
@@ -97,3 +97,61 @@ def test_results_changed_to_be_accepted_are_counted_over_an_interrupted_run(tmp_
     assert card.sessions == 2
     assert card.normalised == {'"latency_s": null treated as absent': len(sources),
                                'unknown field "note" moved into metadata': len(sources)}
+
+
+@pytest.mark.parametrize("runtime", ["python", pytest.param("node", marks=needs_node)])
+def test_a_run_killed_outright_resumes_with_the_counts_it_had_saved(tmp_path: Path, runtime: str):
+    """Before: run.json held the counts only from a session's end (or Ctrl-C), so after kill -9 the card counted
+    the resuming session's results alone. run.json now keeps them as the run goes (each second)."""
+    import os
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"e{i}", "source": f"s {i}", "reference": f"S {i}"}) + "\n"
+                              for i in range(16)))
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "mt_eval.cli", "run", "--method", str(slow_plugin(tmp_path, runtime)),
+               "--corpus", str(corpus), "--out", str(out), "--quiet", "--resamples", "100", *LENIENT,
+               "--latency-sample", "0", "--batch-size", "1", "--concurrency", "1"]
+    killed = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    log = out / "results.jsonl"
+    deadline = time.monotonic() + 60
+    while killed.poll() is None and time.monotonic() < deadline and (
+            not log.exists() or log.read_text().count("\n") < 8):  # (2 s of calls: a second's counts saved)
+        time.sleep(0.05)
+    os.killpg(killed.pid, signal.SIGKILL)
+    killed.wait(timeout=60)
+    done = len(log.read_text().splitlines())
+    saved = json.loads((out / "run.json").read_text())["normalised"].get('"latency_s": null treated as absent', 0)
+    assert 4 <= saved <= done < 16
+    resumed = subprocess.run([*command, "--resume"], capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    card = msgspec.json.decode((out / "card.json").read_bytes(), type=RunCard)
+    assert card.sessions == 2 and card.normalised['"latency_s": null treated as absent'] == saved + 16 - done
+
+
+def test_retries_still_queued_when_a_run_is_interrupted_are_not_spent(tmp_path: Path):
+    """Before: a retry counted as spent when it was queued, behind the entries not yet sent, so Ctrl-C left a
+    run.json whose budget (--retry-budget 3) was used up by retries never made: the resumed run could not retry
+    e0-e2 and they failed (exit 3), where an uninterrupted run retries them and completes."""
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"e{i}", "source": f"s {i}", "reference": f"S {i}"}) + "\n"
+                              for i in range(12)))
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "mt_eval.cli", "run", "--method", str(SCRIPTED), "--corpus", str(corpus),
+               "--out", str(out), "--quiet", "--resamples", "100", *LENIENT, "--latency-sample", "0",
+               "--pair", "eng>spa", "--batch-size", "1", "--concurrency", "1", "--retry-budget", "3",
+               "--param", 'flaky=["e0", "e1", "e2"]', "--param", "sleep_s=0.2"]
+    interrupted = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    log = out / "results.jsonl"
+    deadline = time.monotonic() + 60
+    while interrupted.poll() is None and time.monotonic() < deadline and (
+            not log.exists() or log.read_text().count("\n") < 4):  # (e0-e2 failed once: queued behind the rest)
+        time.sleep(0.05)
+    interrupted.send_signal(signal.SIGINT)
+    _, err = interrupted.communicate(timeout=60)
+    assert interrupted.returncode == 130, err
+    assert json.loads((out / "run.json").read_text())["retries_used"] == 0
+    resumed = subprocess.run([*command, "--resume"], capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    card = msgspec.json.decode((out / "card.json").read_bytes(), type=RunCard)
+    assert card.errors == 0 and card.covariates.retries_used == 3 and card.sessions == 2

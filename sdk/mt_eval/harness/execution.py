@@ -64,6 +64,13 @@ class Outcome:
     timing: Timing = field(default_factory=Timing)
     notes: ResultNotes = field(default_factory=ResultNotes)  # what was changed to accept the method's results
 
+    def normalised_with(self, earlier: dict[str, int]) -> dict[str, int]:
+        """What the run's earlier sessions (``earlier``) and this one changed to accept results, by change."""
+        notes = ResultNotes()
+        notes.merge(earlier)
+        notes.merge(self.notes.counts)
+        return notes.counts
+
 
 async def execute(method: TranslationMethod, entries: Sequence[dict[str, Any]], config: RunConfig,
                   settings: RunSettings, log: ResultsLog, on_result: Callable[[TranslationResult], None], *,
@@ -91,7 +98,11 @@ async def execute(method: TranslationMethod, entries: Sequence[dict[str, Any]], 
             if batch is not None:
                 return view(batch) if view is not None else batch
             batches = None
-        return retries.popleft() if retries else None
+        if not retries:
+            return None
+        retry = retries.popleft()
+        outcome.retries_used += len(retry)  # spent when sent: one still queued when the run stops was not
+        return retry
 
     async def worker() -> None:
         nonlocal busy, budget, wake
@@ -115,7 +126,6 @@ async def execute(method: TranslationMethod, entries: Sequence[dict[str, Any]], 
                 if result.error is not None and tries < settings.retries and budget > 0:
                     attempts[result.id] = tries + 1
                     budget -= 1
-                    outcome.retries_used += 1
                     retry.append(entry)
                 else:
                     final.append(result)

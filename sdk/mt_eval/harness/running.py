@@ -114,6 +114,8 @@ async def _execute_and_close(ran: Translated, entries: Sequence[dict[str, Any]],
                              watchdog_message: str) -> None:
     loaded, outcome = ran.loaded, ran.outcome
     method = loaded.method
+    if isinstance(getattr(method, "result_notes", None), ResultNotes):  # a guest's results, as its host accepts them:
+        method.result_notes = outcome.notes  # type: ignore[attr-defined]  # (counted with the run's as they come)
     try:
         with _ctrl_c_not_held_up(method, watchdog_message):  # (a start that blocks the loop may: a model loaded)
             start_s = await start_method(loaded, config) if entries or around.begin else 0.0
@@ -140,9 +142,6 @@ async def _execute_and_close(ran: Translated, entries: Sequence[dict[str, Any]],
         if around.finish is not None:
             await around.finish(method)
     finally:  # a method that fails or hangs in aclose() costs a warning, not the card
-        host_notes = getattr(method, "result_notes", None)  # a guest's results, as its host accepted them
-        if isinstance(host_notes, ResultNotes):  # (an interrupted run's too: a resume adds to them)
-            outcome.notes.merge(host_notes.counts)
         await guarded_close(method, loaded.method_id, prog="mt-eval run", directory=loaded.directory)
 
 

@@ -8,6 +8,7 @@ appends only what no one has written.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import sys
 import time
@@ -71,7 +72,7 @@ from mt_eval.pins import PinCheck
 from mt_eval.process_memory import large_buffers_mapped
 from mt_eval.progress import RunProgress
 from mt_eval.records import RunConfig, TranslationResult
-from mt_eval.results import ResultNotes, totals
+from mt_eval.results import totals
 
 
 class RunState(msgspec.Struct, kw_only=True):
@@ -210,10 +211,20 @@ def _run_locked(run: _Run) -> RunReport:
     log = ResultsLog(log_path, known=logged_ids(log_path))  # (the ids alone: a resumed run holds no results)
     remaining = log.unlogged(entries)
     progress = RunProgress(len(entries), len(entries) - len(remaining), label=loaded.method_id, quiet=request.quiet)
+    earlier, saved_at = dict(state.normalised), time.monotonic()  # (what the run's earlier sessions changed)
+
+    def save_spent() -> None:  # the run's counts (results changed to be accepted, retries) with this session's
+        state.normalised, state.retries_used = spent.normalised_with(earlier), spent.retries_used
+        write_json(out / "run.json", state)
 
     def on_result(result: TranslationResult) -> None:
+        nonlocal saved_at
         progress.advance(result.error is not None)
         notify(manager, "entry_completed", run_id=state.run_id, result=result)
+        if time.monotonic() - saved_at >= 1.0:  # a run killed outright (SIGKILL) resumes with the last ones saved
+            saved_at = time.monotonic()
+            with contextlib.suppress(OSError):  # (a full disk is said when the run ends)
+                save_spent()
 
     def view(group: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return method_view(group, run.hidden)
@@ -248,8 +259,7 @@ def _run_locked(run: _Run) -> RunReport:
     except KeyboardInterrupt:
         progress.close()
         log.close()
-        _record_spent(state, spent)  # (a resumed run has what is left of the budget, and adds to the counts)
-        write_json(out / "run.json", state)
+        save_spent()  # (a resumed run has what is left of the budget, and adds to the counts)
         oc.print_failures_in_log(log_path, len(entries), sys.stderr)
         raise
     finally:
@@ -258,8 +268,7 @@ def _run_locked(run: _Run) -> RunReport:
     outcome, loaded, card = ran.outcome, ran.loaded, ran.begun
     if state.first_call_s is None and outcome.timing.first_call_s is not None:
         state.first_call_s = outcome.timing.first_call_s
-    _record_spent(state, outcome)
-    write_json(out / "run.json", state)
+    save_spent()
     results = LoggedResults(log_path, entries)  # in corpus order, read from the log pass by pass
     refusals = {str(e["id"]) for e in entries if family_of(e) == "negative"}  # a control's error is a refusal
     counted = results.excluding(refusals)
@@ -288,15 +297,6 @@ def _run_locked(run: _Run) -> RunReport:
     if status != "complete":
         print(oc.verdict(status, code, errors, len(counted), request.max_errors), file=sys.stderr)
     return RunReport(card_path=card_path, status=status, exit_code=code)
-
-
-def _record_spent(state: RunState, spent: Outcome) -> None:
-    """Add what this session changed to accept results, and the retries it spent, to the run's."""
-    notes = ResultNotes()
-    notes.merge(state.normalised)
-    notes.merge(spent.notes.counts)
-    state.normalised = notes.counts
-    state.retries_used = spent.retries_used
 
 
 def _open_run_directory(out: Path, request: RunRequest, loaded: LoadedMethod, corpus: Corpus, config: RunConfig,
