@@ -90,13 +90,15 @@ def _try_writing(directory: Path, flag: str, given: Path | None = None) -> None:
             if not is_dir:
                 raise RunError(f"cannot {verb} {flag} {given or directory}: {lineage[first]} is a file, not a "
                                "directory")
-            if link := next((path for path in lineage[:first] if path.is_symlink()), None):
-                raise RunError(f"cannot {verb} {flag} {given or directory}: {link} is a symbolic link to "
-                               f"{os.readlink(link)}, which does not exist: make the directory it points to, or give "
-                               f"{flag} another place")
             _make_and_write(lineage[:first], directory)
             return
         except FileNotFoundError as exc:
+            # (looked for only now: a look on every attempt widened the window in which another process's rmdir
+            # makes this one's mkdir fail)
+            if link := next((path for path in lineage[:first] if path.is_symlink()), None):
+                raise RunError(f"cannot {verb} {flag} {given or directory}: {link} is a symbolic link to "
+                               f"{os.readlink(link)}, which does not exist: make the directory it points to, or give "
+                               f"{flag} another place") from None
             if attempt + 1 == _ATTEMPTS:
                 raise RunError(f"cannot {verb} {flag} {given or directory}: {exc.strerror or exc}") from None
         except OSError as exc:
@@ -135,7 +137,7 @@ def _first_existing(lineage: list[Path]) -> tuple[int, bool]:
     return len(lineage) - 1, True  # (the root)
 
 
-_ATTEMPTS = 20  # (a parent another process made and removed again: each time, a few system calls' window)
+_ATTEMPTS = 100  # (a parent another process made and removed again: each time, a few system calls' window)
 
 
 def _make_and_write(missing: list[Path], directory: Path) -> None:
