@@ -68,35 +68,46 @@ def slow_plugin(tmp_path: Path, runtime: str) -> Path:
     return plugin
 
 
+def one_at_a_time(tmp_path: Path, method: Path, entries: int, *more: str) -> tuple[list[str], Path]:
+    """The `mt-eval run` command of ``method`` over ``entries`` entries (e0: "s 0" → "S 0", …), one call at a time,
+    and its results log."""
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"e{i}", "source": f"s {i}", "reference": f"S {i}"}) + "\n"
+                              for i in range(entries)))
+    out = tmp_path / "run"
+    return [sys.executable, "-m", "mt_eval.cli", "run", "--method", str(method), "--corpus", str(corpus), "--out",
+            str(out), "--quiet", "--resamples", "100", *LENIENT, "--latency-sample", "0", "--batch-size", "1",
+            "--concurrency", "1", *more], out / "results.jsonl"
+
+
+def wait_for_lines(process: subprocess.Popen[str], log: Path, lines: int) -> None:
+    """Until the run has logged ``lines`` results (or ended, or a minute passed)."""
+    deadline = time.monotonic() + 60
+    while process.poll() is None and time.monotonic() < deadline and (
+            not log.exists() or log.read_text().count("\n") < lines):
+        time.sleep(0.05)
+
+
 @pytest.mark.parametrize("runtime", ["python", pytest.param("node", marks=needs_node)])
 def test_results_changed_to_be_accepted_are_counted_over_an_interrupted_run(tmp_path: Path, runtime: str):
     """Before: Ctrl-C lost the interrupted session's counts, so the card said 4 of 12 results had a null
     latency_s (those of the resuming session) where an uninterrupted run says 12."""
-    sources = [f"sentence {i}" for i in range(12)]
-    corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text("".join(json.dumps({"id": f"e{i}", "source": s, "reference": s.upper()}) + "\n"
-                              for i, s in enumerate(sources)))
-    out = tmp_path / "run"
-    command = [sys.executable, "-m", "mt_eval.cli", "run", "--method", str(slow_plugin(tmp_path, runtime)),
-               "--corpus", str(corpus), "--out", str(out), "--quiet", "--resamples", "100", *LENIENT,
-               "--latency-sample", "0", "--batch-size", "1", "--concurrency", "1"]
+    entries = 12
+    command, log = one_at_a_time(tmp_path, slow_plugin(tmp_path, runtime), entries)
+    out = log.parent
     interrupted = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    log = out / "results.jsonl"
-    deadline = time.monotonic() + 60
-    while interrupted.poll() is None and time.monotonic() < deadline and (
-            not log.exists() or log.read_text().count("\n") < 4):
-        time.sleep(0.05)
+    wait_for_lines(interrupted, log, 4)
     interrupted.send_signal(signal.SIGINT)
     _, err = interrupted.communicate(timeout=60)
     assert interrupted.returncode == 130, err
     done = len(log.read_text().splitlines())
-    assert 4 <= done < len(sources)
+    assert 4 <= done < entries
     resumed = subprocess.run([*command, "--resume"], capture_output=True, text=True, timeout=120)
     assert resumed.returncode == 0, resumed.stderr
     card = msgspec.json.decode((out / "card.json").read_bytes(), type=RunCard)
     assert card.sessions == 2
-    assert card.normalised == {'"latency_s": null treated as absent': len(sources),
-                               'unknown field "note" moved into metadata': len(sources)}
+    assert card.normalised == {'"latency_s": null treated as absent': entries,
+                               'unknown field "note" moved into metadata': entries}
 
 
 @pytest.mark.parametrize("runtime", ["python", pytest.param("node", marks=needs_node)])
@@ -105,19 +116,11 @@ def test_a_run_killed_outright_resumes_with_the_counts_it_had_saved(tmp_path: Pa
     the resuming session's results alone. run.json now keeps them as the run goes (each second)."""
     import os
 
-    corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text("".join(json.dumps({"id": f"e{i}", "source": f"s {i}", "reference": f"S {i}"}) + "\n"
-                              for i in range(16)))
-    out = tmp_path / "run"
-    command = [sys.executable, "-m", "mt_eval.cli", "run", "--method", str(slow_plugin(tmp_path, runtime)),
-               "--corpus", str(corpus), "--out", str(out), "--quiet", "--resamples", "100", *LENIENT,
-               "--latency-sample", "0", "--batch-size", "1", "--concurrency", "1"]
-    killed = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    log = out / "results.jsonl"
-    deadline = time.monotonic() + 60
-    while killed.poll() is None and time.monotonic() < deadline and (
-            not log.exists() or log.read_text().count("\n") < 8):  # (2 s of calls: a second's counts saved)
-        time.sleep(0.05)
+    command, log = one_at_a_time(tmp_path, slow_plugin(tmp_path, runtime), 16)
+    out = log.parent
+    killed = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
+                              start_new_session=True)
+    wait_for_lines(killed, log, 8)  # (2 s of calls: a second's counts saved)
     os.killpg(killed.pid, signal.SIGKILL)
     killed.wait(timeout=60)
     done = len(log.read_text().splitlines())
@@ -133,20 +136,11 @@ def test_retries_still_queued_when_a_run_is_interrupted_are_not_spent(tmp_path: 
     """Before: a retry counted as spent when it was queued, behind the entries not yet sent, so Ctrl-C left a
     run.json whose budget (--retry-budget 3) was used up by retries never made: the resumed run could not retry
     e0-e2 and they failed (exit 3), where an uninterrupted run retries them and completes."""
-    corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text("".join(json.dumps({"id": f"e{i}", "source": f"s {i}", "reference": f"S {i}"}) + "\n"
-                              for i in range(12)))
-    out = tmp_path / "run"
-    command = [sys.executable, "-m", "mt_eval.cli", "run", "--method", str(SCRIPTED), "--corpus", str(corpus),
-               "--out", str(out), "--quiet", "--resamples", "100", *LENIENT, "--latency-sample", "0",
-               "--pair", "eng>spa", "--batch-size", "1", "--concurrency", "1", "--retry-budget", "3",
-               "--param", 'flaky=["e0", "e1", "e2"]', "--param", "sleep_s=0.2"]
+    command, log = one_at_a_time(tmp_path, SCRIPTED, 12, "--pair", "eng>spa", "--retry-budget", "3", "--param",
+                                 'flaky=["e0", "e1", "e2"]', "--param", "sleep_s=0.2")
+    out = log.parent
     interrupted = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    log = out / "results.jsonl"
-    deadline = time.monotonic() + 60
-    while interrupted.poll() is None and time.monotonic() < deadline and (
-            not log.exists() or log.read_text().count("\n") < 4):  # (e0-e2 failed once: queued behind the rest)
-        time.sleep(0.05)
+    wait_for_lines(interrupted, log, 4)  # (e0-e2 failed once: queued behind the rest)
     interrupted.send_signal(signal.SIGINT)
     _, err = interrupted.communicate(timeout=60)
     assert interrupted.returncode == 130, err
