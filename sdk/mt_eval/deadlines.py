@@ -23,6 +23,7 @@ method's own (`RaisedBase`), which would end the run with a traceback.
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -81,23 +82,33 @@ class _Exited(Exception):
 
 async def within(seconds: float | None, call: Callable[[], Awaitable[T]]) -> T:
     """``await call()``, for ``seconds`` at most (None: no deadline); `Overran` past them."""
-    task = asyncio.get_running_loop().create_task(_exit_kept(call))
-    ended = anyio.Event()
-    task.add_done_callback(lambda _: ended.set())
+    loop = asyncio.get_running_loop()
+    task = loop.create_task(_exit_kept(call))
+    # (a bare future and timer: anyio's Event and cancel scope cost as much again as a harness's whole call)
+    ended = loop.create_future()
+    task.add_done_callback(functools.partial(_end, ended))
+    timer = None if seconds is None or math.isinf(seconds) else loop.call_later(seconds, _end, ended)
     try:
-        with anyio.move_on_after(math.inf if seconds is None else seconds):
-            await ended.wait()
+        await ended
     except asyncio.CancelledError:  # the caller is cancelled: so is the call
-        await _stop(task, ended)
+        await _stop(task)
         raise
+    finally:
+        if timer is not None:
+            timer.cancel()
     if not task.done():
-        raise Overran(abandoned=not await _stop(task, ended))
+        raise Overran(abandoned=not await _stop(task))
     if task.cancelled():  # (neither its deadline nor its caller cancelled it)
         raise CancelledItself
     try:
         return task.result()
     except _Exited as exited:
         raise exited.exit from None
+
+
+def _end(ended: asyncio.Future[None], _: object = None) -> None:
+    if not ended.done():
+        ended.set_result(None)
 
 
 async def _exit_kept(call: Callable[[], Awaitable[T]]) -> T:
@@ -148,10 +159,12 @@ def raised_by_a_signal(exc: BaseException) -> bool:
 _SIGNAL_HANDLERS = {("_on_sigint", ("asyncio", "runners.py")), ("_interrupt", ("cli", "termination.py"))}
 
 
-async def _stop(task: asyncio.Task[Any], ended: anyio.Event) -> bool:
+async def _stop(task: asyncio.Task[Any]) -> bool:
     """Cancel ``task`` until it ends, for ``CANCEL_GRACE_S`` at most; whether it ended (if not, it is abandoned).
     What it ended with is dropped, but for an interruption (`mt_eval.loop_watchdog.LoopBlocked`): raised. Shielded:
     Ctrl-C meanwhile waits for the grace (it is short), and the call is either ended or abandoned."""
+    ended = anyio.Event()
+    task.add_done_callback(lambda _: ended.set())
     with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_GRACE_S):
         while not task.done():
             task.cancel()

@@ -142,6 +142,11 @@ def _usage(value: dict[str, Any], moved: dict[str, Any], notes: ResultNotes) -> 
 
 def _invalid_text(result: TranslationResult) -> str | None:
     """The first field, in schema order, holding text that is not valid Unicode (a lone surrogate)."""
+    try:
+        _encode(result)  # (the whole result at once: one that encodes holds none, and most do)
+        return None
+    except UnicodeEncodeError:
+        pass
     for field in TranslationResult.__struct_fields__:
         value = getattr(result, field)
         if isinstance(value, str):

@@ -88,7 +88,7 @@ async def execute(method: TranslationMethod, entries: Sequence[dict[str, Any]], 
     attempts: dict[str, int] = {}
     batches: Iterator[list[dict[str, Any]]] | None = in_blocks(entries, settings.batch_size)
     retries: deque[list[dict[str, Any]]] = deque()
-    busy = 0
+    busy = waiting = 0
     wake = anyio.Event()
 
     def next_batch() -> list[dict[str, Any]] | None:
@@ -105,21 +105,26 @@ async def execute(method: TranslationMethod, entries: Sequence[dict[str, Any]], 
         return retry
 
     async def worker() -> None:
-        nonlocal busy, budget, wake
+        nonlocal busy, waiting, budget, wake
         while True:
             batch = next_batch()
             if batch is None:
                 if busy == 0:
                     return
-                await wake.wait()  # a batch in flight may come back with entries to retry
+                waiting += 1
+                try:
+                    await wake.wait()  # a batch in flight may come back with entries to retry
+                finally:
+                    waiting -= 1
                 continue
             busy += 1
             try:
                 results = await _translate_batch(method, batch, config, settings, outcome, directory)
             finally:
                 busy -= 1
-                wake.set()
-                wake = anyio.Event()
+                if waiting:
+                    wake.set()
+                    wake = anyio.Event()
             final, retry = [], []
             for entry, result in zip(batch, results, strict=True):
                 tries = attempts.get(result.id, 0)
