@@ -24,6 +24,7 @@ installed), then again on asyncio's own loop, which a caller's ``asyncio.run`` g
 guest (``mt-eval serve``) runs on the same choice of loop.
 
 Each round measures every side once, alternating; each figure is the median over rounds. Sequential round trips
+are timed after `WARM_UP` calls a side, and the p50 over a fresh pair's first `FIRST` calls is shown beside them. Sequential round trips
 are timed with every process of both pairs on one CPU (`one_cpu`: unpinned, where the scheduler happened to
 place each pair decided the figure); the figures with many requests in flight use every CPU.
 Run: ``python benchmarks/bridge.py`` (``--quick`` for a short run, ``--check`` to exit 1 on a miss).
@@ -58,6 +59,12 @@ ROOT = Path(__file__).resolve().parent.parent
 NODE = os.environ.get("MT_EVAL_NODE") or "node"
 CONFIG = {"source_lang": "eng", "target_lang": "spa"}
 IN_FLIGHT = 64
+# Sequential calls each side makes before its round trips are timed (the same for every side). A Node process runs
+# its code slower over its first few thousand calls, while V8 compiles the hot functions again, optimised, on a
+# thread of its own that shares the one CPU (`one_cpu`): after 200 calls the guest's p50 was still ~1.5 times its
+# steady one and the bare echo's ~1.2 times, so that a figure measured the warming-up more than either side.
+WARM_UP = 3000
+FIRST = 1000  # the first calls of a fresh pair, whose p50 is shown beside the steady one
 NODE_ECHO = r"""
 let buffer = '';
 process.stdin.setEncoding('utf8');
@@ -201,9 +208,9 @@ async def python_host_samples(echo: Path, plugin: Path, blocks: int, calls: int,
 
     try:
         with one_cpu():  # every process of both pairs on one CPU while round trips are timed (one_cpu.py)
-            pipe.round_trips(200)
-            await round_trips(wire, one_entry[:200])
-            await round_trips(public, one_entry[:200])
+            add("pipe rtt first", pipe.round_trips(WARM_UP)[:FIRST])
+            await round_trips(wire, one_entry[:WARM_UP])
+            add("public rtt first", (await round_trips(public, one_entry[:WARM_UP]))[:FIRST])
             for _ in range(blocks * 2):
                 add("pipe rtt", pipe.round_trips(calls))
                 add("connection rtt", await round_trips(wire, one_entry[:calls]))
@@ -257,6 +264,13 @@ def spawn_figures(plugin: Path, runs: int) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in times.items()}
 
 
+def first_calls(m: dict[str, float], side: str) -> str:
+    """What the p50s are after the warm-up, and what they were over a fresh pair's first calls."""
+    first, pipe = m[f"public rtt first{side}"], m[f"pipe rtt first{side}"]
+    return (f"after {WARM_UP:,} warm-up calls a side; over the first {FIRST:,}: {first * 1e6:.1f} µs against "
+            f"{pipe * 1e6:.1f} µs = {first / pipe:.2f}x")
+
+
 def make_plugins(work: Path) -> tuple[Path, Path, Path]:
     echo = work / "echo.js"
     echo.write_text(NODE_ECHO)
@@ -308,12 +322,13 @@ def main() -> int:
                      f"mt-eval runs methods on; on asyncio's own loop: "
                      f"{on_asyncio['public in flight'] / on_asyncio['pipe in flight']:.2f}x"),
         ratio_figure(name, "public path: sequential p50, Python → Node", m["public rtt"], m["pipe rtt"], "µs",
-                     at_most(1.3), scale=1e6, note=f"host on {loop_name}; {asyncio_note}"),
+                     at_most(1.3), scale=1e6, note=f"host on {loop_name}; {asyncio_note}; {first_calls(m, '')}"),
     ]
     if node:
         figures.append(ratio_figure(name, "public path: sequential p50, Node → Python", m["public rtt node"],
                                     m["pipe rtt node"], "µs", at_most(1.3), scale=1e6,
-                                    note="startGuest(mt-eval serve) vs Node ↔ a bare Python msgspec echo"))
+                                    note="startGuest(mt-eval serve) vs Node ↔ a bare Python msgspec echo; "
+                                    f"{first_calls(m, ' node')}"))
     print(f"medians over alternating blocks: {blocks * 2} of {calls:,} sequential calls, {blocks} of {flight:,} calls "
           f"with 64 in flight and {batches} requests of 100 entries, per side")
     missed = report(figures)

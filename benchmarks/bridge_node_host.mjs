@@ -3,7 +3,8 @@
 //   writes) and waits for its reply line;
 // - public_p50: the Node host's public path, startGuest(["python", "-m", "mt_eval.cli", "serve", PLUGIN])
 //   then guest.translate([entry], config), one call after another.
-// Both run at once and are measured in alternating blocks of N calls.
+// Both run at once and are measured in alternating blocks of N calls, after WARM_UP calls each (the first FIRST
+// of those are printed too, as 'pipe rtt first node' and 'public rtt first node').
 // Usage: node benchmarks/bridge_node_host.mjs --python PYTHON --plugin DIR --blocks B --calls N
 import { spawn } from 'node:child_process';
 import { parseArgs } from 'node:util';
@@ -22,7 +23,8 @@ for line in sys.stdin.buffer:
     out.flush()
 `;
 const CONFIG = { source_lang: 'eng', target_lang: 'spa' };
-const WARM_UP = 200;
+const WARM_UP = 3000; // as benchmarks/bridge.py's WARM_UP and FIRST, for the same reasons
+const FIRST = 1000;
 
 const { values } = parseArgs({
   options: { python: { type: 'string' }, plugin: { type: 'string' }, blocks: { type: 'string' }, calls: { type: 'string' } },
@@ -69,8 +71,8 @@ const guest = await startGuest([values.python, '-m', 'mt_eval.cli', 'serve', val
 const ours = (i) => guest.translate([entry(i)], CONFIG);
 const samples = { 'pipe rtt node': [], 'public rtt node': [] };
 try {
-  await roundTrips(pipe.call, WARM_UP);
-  await roundTrips(ours, WARM_UP);
+  samples['pipe rtt first node'] = (await roundTrips(pipe.call, WARM_UP)).slice(0, FIRST);
+  samples['public rtt first node'] = (await roundTrips(ours, WARM_UP)).slice(0, FIRST);
   for (let block = 0; block < blocks; block++) { // alternating, so a burst of load shifts both
     samples['pipe rtt node'].push(...await roundTrips(pipe.call, calls));
     samples['public rtt node'].push(...await roundTrips(ours, calls));
