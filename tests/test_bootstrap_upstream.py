@@ -15,7 +15,7 @@ import pytest
 from mt_eval.harness.metric_statistics import upstream_draws
 from mt_eval.harness.scoring import score
 from mt_eval.harness.verify import verify_card
-from rigor_support import SCRIPTED, edit_card, family_corpus, honest, run
+from rigor_support import SCRIPTED, edit_card, family_corpus, honest, params, run
 
 FIXTURE = Path(__file__).parent / "fixtures" / "upstream-bootstrap.json"
 
@@ -80,5 +80,33 @@ def test_one_scored_entry_has_no_upstream_interval_and_the_gate_says_why(tmp_pat
     capsys.readouterr()
     assert main(["gate", str(out / "card.json")]) == 1
     said = capsys.readouterr().out
-    assert "the upstream bootstrap gives none over fewer than 2 scored entries" in said
+    assert "the upstream bootstrap gives none when fewer than 2 scored entries were translated (1 of 1; score" in said
     assert "--resamples N" not in said
+
+
+@pytest.mark.parametrize("embed", ["always", "never"])
+def test_entries_that_failed_do_not_make_an_upstream_interval(tmp_path: Path, capsys, embed: str):
+    """The upstream harness counts the entries translated without an error, not those scored: with one of five
+    translated there is no interval, though the failed four score beside it as empty translations (the default
+    bootstrap still draws one). The card verifies, from its results or from its log, compares, and the gate says
+    why."""
+    from mt_eval.cli import main
+
+    corpus = family_corpus(tmp_path / "corpus.json", scored=5, canaries=0, negatives=0)
+    failing = params(fail=["s01", "s02", "s03", "s04"])
+    code, card = run(tmp_path / "up", corpus, *failing, "--bootstrap", "upstream", "--embed-results", embed)
+    assert card is not None and card.metrics is not None and card.metrics.segments == 5
+    assert [(m.ci_low, m.ci_high) for m in card.metrics.metrics] == [(None, None)] * 3
+    assert verify_card(tmp_path / "up" / "card.json").ok
+    fast = run(tmp_path / "fast", corpus, *failing, "--embed-results", embed)[1]
+    assert fast is not None and fast.metrics is not None
+    assert all(m.ci_low is not None for m in fast.metrics.metrics)
+    two = params(fail=["s02", "s03", "s04"])  # two translated: upstream draws its interval
+    both = run(tmp_path / "two", corpus, *two, "--bootstrap", "upstream", "--embed-results", embed)[1]
+    assert both is not None and both.metrics is not None and all(m.ci_low is not None for m in both.metrics.metrics)
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "up" / "card.json"), str(tmp_path / "two" / "card.json"),
+                 "--allow-diff", "params"]) in (0, 1)
+    assert "does not verify" not in capsys.readouterr().err
+    main(["gate", str(tmp_path / "up" / "card.json")])
+    assert "fewer than 2 scored entries were translated (1 of 5: the others failed; score" in capsys.readouterr().out

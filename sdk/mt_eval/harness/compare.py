@@ -246,7 +246,7 @@ def _verify_scores(paths: list[Path], checked: list[Verification], both: list[In
     recomputes them from the card alone; `CompareError` when they are not. ``metrics``: those that extracted
     ``statistics`` (`make_metrics`, in its order: a metric's seed is its place there). Two cards with the same
     statistics (the same outputs) and the same bootstrap settings have each interval drawn once, for both."""
-    from mt_eval.harness.logged_results import ScoredSegments
+    from mt_eval.harness.logged_results import ScoredSegments, translated_count
     from mt_eval.harness.scorer_processes import Scoring, score_statistics
     from mt_eval.harness.scoring import STATS_CHUNK
     from mt_eval.harness.verify_metrics import check_scores
@@ -260,14 +260,16 @@ def _verify_scores(paths: list[Path], checked: list[Verification], both: list[In
         stage(f"recomputing {'A' if stating[0][0] == paths[0] else 'B'}'s metrics from them, with its own bootstrap")
     jobs: dict[tuple[Any, ...], Scoring] = {}  # by what decides the score: the statistics and the draws
     keys: list[list[tuple[Any, ...]]] = []  # each card's jobs, in the order of ``metrics``
-    for _, _, card, _, stats in stating:
+    for _, _, card, results, stats in stating:
         stated = card.metrics
         assert stated is not None
         keys.append([])
+        translated = translated_count(results) if stated.bootstrap == "upstream" else None
         for number, (name, metric) in enumerate(metrics.items()):
             seed = (stated.bootstrap_seed, number)
-            key = (id(stats[number]), stated.bootstrap_resamples, seed, stated.bootstrap)
-            jobs.setdefault(key, (name, metric, stats[number], stated.bootstrap_resamples, seed, stated.bootstrap))
+            key = (id(stats[number]), stated.bootstrap_resamples, seed, stated.bootstrap, translated)
+            jobs.setdefault(key, (name, metric, stats[number], stated.bootstrap_resamples, seed, stated.bootstrap,
+                                  translated))
             keys[-1].append(key)
     recomputed = dict(zip(jobs, score_statistics(list(jobs.values()), count), strict=True))
     for (path, verification, card, results, _), card_keys in zip(stating, keys, strict=True):

@@ -151,10 +151,13 @@ def _scored(card: RunCard, policy: GatePolicy) -> GateCheck:
                                                  f"least {policy.min_scored} (the policy's min_scored)"]
     chosen = next((m for m in card.metrics.metrics if m.name == card.metrics.headline), None)
     resamples = card.metrics.bootstrap_resamples
+    families = card.families  # (the scored entries translated without an error: what upstream counts)
+    translated = n if families is None else families.scored - families.scored_errors.numerator
     if chosen is not None and (chosen.ci_low is None or chosen.ci_high is None) and resamples > 0 and \
-            card.metrics.bootstrap == "upstream" and n < UPSTREAM_MIN_SEGMENTS:
+            card.metrics.bootstrap == "upstream" and translated < UPSTREAM_MIN_SEGMENTS:
         details.append(f"the headline metric {chosen.name} has no 95% interval: the upstream bootstrap gives none "
-                       f"over fewer than {UPSTREAM_MIN_SEGMENTS} scored entries (score more entries)")
+                       f"when fewer than {UPSTREAM_MIN_SEGMENTS} scored entries were translated ({translated} of {n}"
+                       f"{'' if translated == n else ': the others failed'}; score more entries)")
     elif chosen is not None and (chosen.ci_low is None or chosen.ci_high is None):
         details.append(f"the headline metric {chosen.name} has no 95% interval (the card was scored with "
                        f"{resamples} bootstrap resamples): a headline is given with its interval, so score the run "

@@ -134,6 +134,15 @@ class LoggedResults:
                           f"{problem}; `mt-eval run ... --resume` repairs the log (that entry is translated again)")
 
 
+def translated_count(results: LoggedResults | ListedResults) -> int:
+    """How many scored entries have a result without an error: what the upstream harness counts before it gives an
+    interval (`mt_eval.harness.metric_statistics.UPSTREAM_MIN_SEGMENTS`)."""
+    from mt_eval.corpus.families import family_of
+
+    return sum(1 for entry, result in results.aligned()
+               if family_of(entry) == "scored" and result is not None and result.error is None)
+
+
 class ScoredSegments:
     """The scored entries' hypotheses and references of a run, chunk by chunk in corpus order (a
     `mt_eval.harness.metric_statistics.SegmentSource`): a failed or abstained entry is an empty hypothesis, and so is an

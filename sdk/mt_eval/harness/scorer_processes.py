@@ -35,8 +35,9 @@ if TYPE_CHECKING:
 
 PARALLEL_FROM = 500  # segments from which each metric is scored in its own process
 
-# A scoring job from statistics: (name, metric, statistics, resamples, seed, bootstrap), as `scored` takes.
-Scoring = tuple[str, Any, Any, int, tuple[int, int], Any]
+# A scoring job from statistics: (name, metric, statistics, resamples, seed, bootstrap, translated), as `scored`
+# takes.
+Scoring = tuple[str, Any, Any, int, tuple[int, int], Any, int | None]
 
 _sources: list[tuple[Any, SegmentSource]] = []  # what a forked worker finds
 _statistics: list[Any] = []
@@ -51,10 +52,11 @@ def parallel(jobs: int, count: int) -> int:
 
 
 def score_in_processes(jobs: list[tuple[Any, ...]], count: int, workers: int) -> list[MetricScore]:
-    """The `MetricScore` of each job (``name, metric, segments, count, resamples, seed, bootstrap``)."""
+    """The `MetricScore` of each job (``name, metric, segments, count, resamples, seed, bootstrap, translated``)."""
     statistics = statistics_in_processes([(job[1], job[2]) for job in jobs], count, workers)
-    return _scored_in_processes([(name, metric, stats, resamples, seed, bootstrap) for stats, (
-        name, metric, _segments, _count, resamples, seed, bootstrap) in zip(statistics, jobs, strict=True)], workers)
+    return _scored_in_processes([(name, metric, stats, resamples, seed, bootstrap, translated) for stats, (
+        name, metric, _segments, _count, resamples, seed, bootstrap, translated) in zip(statistics, jobs, strict=True)],
+        workers)
 
 
 def score_statistics(jobs: list[Scoring], count: int) -> list[MetricScore]:

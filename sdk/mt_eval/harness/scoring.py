@@ -51,9 +51,11 @@ class Scores(msgspec.Struct, kw_only=True):
 
 
 def score(hypotheses: Sequence[str], references: Sequence[Sequence[str]], *, resamples: int = DEFAULT_RESAMPLES,
-          seed: int = DEFAULT_SEED, metrics: dict[str, Any] | None = None, bootstrap: Bootstrap = "fast") -> Scores:
+          seed: int = DEFAULT_SEED, metrics: dict[str, Any] | None = None, bootstrap: Bootstrap = "fast",
+          translated: int | None = None) -> Scores:
     """Corpus scores with intervals. ``references`` holds one or more reference streams, each parallel to
-    ``hypotheses``; a failed entry should be passed as an empty hypothesis.
+    ``hypotheses``; a failed entry should be passed as an empty hypothesis, and ``translated`` say how many did not
+    fail (None: all of them; the ``upstream`` bootstrap gives no interval when fewer than 2 did).
 
     Large corpora are scored in parallel: a forked process per metric but the last, which this process scores
     meanwhile (statistics are extracted in chunks, so memory stays bounded); with the ``fast`` bootstrap each
@@ -65,7 +67,7 @@ def score(hypotheses: Sequence[str], references: Sequence[Sequence[str]], *, res
             raise ValueError(f"{len(hypotheses)} hypotheses but a reference stream of {len(stream)}")
     hyps, refs = list(hypotheses), [list(stream) for stream in references]
     return score_segments(ListedSegments(hyps, refs), len(hyps), resamples=resamples, seed=seed, metrics=metrics,
-                          bootstrap=bootstrap)
+                          bootstrap=bootstrap, translated=translated)
 
 
 class ListedSegments:
@@ -85,9 +87,11 @@ def in_chunks(hypotheses: list[str], references: list[list[str]]) -> Segments:
 
 def score_segments(segments: SegmentSource, count: int, *, resamples: int = DEFAULT_RESAMPLES,
                    seed: int = DEFAULT_SEED, metrics: dict[str, Any] | None = None,
-                   bootstrap: Bootstrap = "fast", stream: TextIO | None = None, also: Sequence[str] = ()) -> Scores:
+                   bootstrap: Bootstrap = "fast", stream: TextIO | None = None, also: Sequence[str] = (),
+                   translated: int | None = None) -> Scores:
     """`score` over ``count`` segments that ``segments()`` reads chunk by chunk (a run's results and references
-    read from disk): no process holds more than a chunk of texts, and each metric only its statistics. With a
+    read from disk): no process holds more than a chunk of texts, and each metric only its statistics
+    (``translated``: as for `score`). With a
     ``stream``, what is scored is said there as it starts (a large corpus's intervals take minutes), with the
     metrics ``also`` scored after these (extensions'), and the time it took when that was `_SAID_AFTER_S` or more."""
     if bootstrap not in BOOTSTRAPS:
@@ -101,7 +105,7 @@ def score_segments(segments: SegmentSource, count: int, *, resamples: int = DEFA
             "no intervals"
         print(f"scoring {count:,} entr{'y' if count == 1 else 'ies'}: {', '.join([*chosen, *also])}; {intervals}",
               file=stream, flush=True)
-    jobs = [(name, metric, segments, count, resamples, (seed, index), bootstrap)
+    jobs = [(name, metric, segments, count, resamples, (seed, index), bootstrap, translated)
             for index, (name, metric) in enumerate(chosen.items())]
     workers = scorer_processes.parallel(len(jobs), count)
     results = (scorer_processes.score_in_processes(jobs, count, workers) if workers else
@@ -115,9 +119,9 @@ def score_segments(segments: SegmentSource, count: int, *, resamples: int = DEFA
 
 
 def _score_metric(name: str, metric: Any, segments: SegmentSource, count: int, resamples: int,
-                  seed: tuple[int, int], bootstrap: Bootstrap = "fast") -> MetricScore:
+                  seed: tuple[int, int], bootstrap: Bootstrap = "fast", translated: int | None = None) -> MetricScore:
     """One metric's score and interval, in this process."""
-    return scored(name, metric, statistics_of(metric, segments(), count), resamples, seed, bootstrap)
+    return scored(name, metric, statistics_of(metric, segments(), count), resamples, seed, bootstrap, translated)
 
 
 def segment_statistics(metric: Any, hypotheses: list[str], references: list[list[str]]) -> Any:

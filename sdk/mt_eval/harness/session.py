@@ -37,7 +37,7 @@ from mt_eval.harness.execution import Outcome, RunSettings
 from mt_eval.harness.fairness import FairnessError, FairRun
 from mt_eval.harness.fairness import prepare as prepare_fairness
 from mt_eval.harness.latency import Measured, latency_facts
-from mt_eval.harness.logged_results import LoggedResults, ScoredSegments
+from mt_eval.harness.logged_results import LoggedResults, ScoredSegments, translated_count
 from mt_eval.harness.method_contract import (
     card_file,
     checked_pins,
@@ -326,10 +326,9 @@ def _open_run_directory(out: Path, request: RunRequest, loaded: LoadedMethod, co
 
 def _scores(entries: Sequence[dict[str, Any]], results: LoggedResults, request: RunRequest,
             manager: Any, target_lang: str | None) -> Scores | None:
-    """The metrics over the scored entries (canaries and negative controls are not scored); None when not
-    every entry has a result, the scored entries have no references, or every one of them failed (never a chrF++
-    of 0.00 that looks like a result). An entry that failed or was abstained on scores as an empty translation.
-    The scorers read the results and references a chunk at a time."""
+    """The metrics over the scored entries (canaries and negative controls are not scored), read a chunk at a time;
+    None when not every entry has a result, the scored entries have no references, or every one of them failed
+    (never a chrF++ of 0.00 that looks like a result). A failed or abstained entry scores as an empty translation."""
     if len(results) != len(entries):
         return None
     scored = 0
@@ -349,7 +348,8 @@ def _scores(entries: Sequence[dict[str, Any]], results: LoggedResults, request: 
         scorers = metric_scorers(manager, taken=list(metrics))
     scores = score_segments(segments, scored, resamples=request.resamples, seed=request.seed,
                             bootstrap=request.bootstrap, metrics=metrics, also=list(scorers),
-                            stream=None if request.quiet else sys.stderr)  # (what is scored said as it starts)
+                            stream=None if request.quiet else sys.stderr,  # (what is scored said as it starts)
+                            translated=translated_count(results) if request.bootstrap == "upstream" else None)
     with prints_to_stderr():
         scores.metrics += [MetricScore(name=name, score=score, signature=f"extension:{name}") for name, score
                            in extension_scores(scorers, segments.listed)]

@@ -54,7 +54,8 @@ def recompute_metrics(result: Verification, card: RunCard, source: Any, extensio
         hypotheses = [ran[e["id"]].predicted or "" if ran[e["id"]].error is None else "" for e in entries]
         references = [e["reference"] for e in entries]
         recomputed = score(hypotheses, [references], resamples=card.metrics.bootstrap_resamples,
-                           seed=card.metrics.bootstrap_seed, bootstrap=card.metrics.bootstrap, metrics=_as_scored(card))
+                           seed=card.metrics.bootstrap_seed, bootstrap=card.metrics.bootstrap, metrics=_as_scored(card),
+                           translated=sum(ran[e["id"]].error is None for e in entries))
 
         def listed() -> tuple[list[str], list[str]]:
             return hypotheses, references
@@ -169,10 +170,11 @@ def _scores_from_log(result: Verification, card: RunCard, scored: Any) -> tuple[
     assert card.metrics is not None and card.results_log is not None
     assert isinstance(card.results, ResultsOnDisk)  # (read from the log by step 4, which found where it is)
     logged = LoggedResults(card.results.path, scored)
-    count, missing = 0, []
+    count, translated, missing = 0, 0, []
     for entry, found in logged.aligned():  # one pass; no entry kept
         if found is not None:
             count += 1
+            translated += found.error is None
             if not isinstance(entry.get("reference"), str):
                 missing.append(entry["id"])
     segments = ScoredSegments(logged, STATS_CHUNK, skip_missing=True)
@@ -180,7 +182,7 @@ def _scores_from_log(result: Verification, card: RunCard, scored: Any) -> tuple[
         return None, segments.listed
     recomputed = score_segments(segments, count, resamples=card.metrics.bootstrap_resamples,
                                 seed=card.metrics.bootstrap_seed, bootstrap=card.metrics.bootstrap,
-                                metrics=_as_scored(card))
+                                metrics=_as_scored(card), translated=translated)
     return recomputed, segments.listed
 
 
