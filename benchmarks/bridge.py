@@ -24,8 +24,8 @@ installed), then again on asyncio's own loop, which a caller's ``asyncio.run`` g
 guest (``mt-eval serve``) runs on the same choice of loop.
 
 Each round measures every side once, alternating; each figure is the median over rounds. Sequential round trips
-are timed after `WARM_UP` calls a side, and the p50 over a fresh pair's first `FIRST` calls is shown beside them. Sequential round trips
-are timed with every process of both pairs on one CPU (`one_cpu`: unpinned, where the scheduler happened to
+are timed after `WARM_UP` calls a side, and the p50 over a fresh pair's first `FIRST` calls is shown beside them.
+They are timed with every process of both pairs on one CPU (`one_cpu`: unpinned, where the scheduler happened to
 place each pair decided the figure); the figures with many requests in flight use every CPU.
 Run: ``python benchmarks/bridge.py`` (``--quick`` for a short run, ``--check`` to exit 1 on a miss).
 """

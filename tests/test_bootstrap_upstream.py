@@ -94,7 +94,7 @@ def test_entries_that_failed_do_not_make_an_upstream_interval(tmp_path: Path, ca
 
     corpus = family_corpus(tmp_path / "corpus.json", scored=5, canaries=0, negatives=0)
     failing = params(fail=["s01", "s02", "s03", "s04"])
-    code, card = run(tmp_path / "up", corpus, *failing, "--bootstrap", "upstream", "--embed-results", embed)
+    card = run(tmp_path / "up", corpus, *failing, "--bootstrap", "upstream", "--embed-results", embed)[1]
     assert card is not None and card.metrics is not None and card.metrics.segments == 5
     assert [(m.ci_low, m.ci_high) for m in card.metrics.metrics] == [(None, None)] * 3
     assert verify_card(tmp_path / "up" / "card.json").ok
