@@ -30,9 +30,9 @@ LAYERS: dict[str, list[str]] = {
                    "mt_eval.control_chars", "mt_eval.atomic_files", "mt_eval.background_threads",
                    "mt_eval.signal_arrivals"],
     # the formats: what a method, its plugin, a corpus and a result are, and the rules they follow
-    "contract": ["mt_eval.records", "mt_eval.decisions.records", "mt_eval.results", "mt_eval.manifest",
-                 "mt_eval.dependency_classes", "mt_eval.method_card", "mt_eval.method_protocol", "mt_eval.hookspecs",
-                 "mt_eval.extensions", "mt_eval.gold", "mt_eval.corpus",
+    "contract": ["mt_eval.records", "mt_eval.decisions.records", "mt_eval.decisions.answers", "mt_eval.results",
+                 "mt_eval.manifest", "mt_eval.dependency_classes", "mt_eval.method_card", "mt_eval.method_protocol",
+                 "mt_eval.hookspecs", "mt_eval.extensions", "mt_eval.gold", "mt_eval.corpus",
                  "mt_eval.node_contract", "mt_eval.pairs", "mt_eval.champollion.languages"],
     # running a method wherever it lives: in this process, behind the bridge, as a translator program
     "runtime": ["mt_eval.plugin_import", "mt_eval.guarded_calls", "mt_eval.bridge", "mt_eval.adapters",

@@ -209,6 +209,40 @@ export function checkDecision(row, raw, tolerance = DEFAULT_TOLERANCE) {
   return result;
 }
 
+// Whether value holds a number JSON cannot carry (NaN, ±Infinity), the field `skipped` of its top level aside; what
+// refers to itself is left for the encoder to refuse.
+function holdsNonFinite(value, skipped = null, seen = new Set()) {
+  if (typeof value === 'number') return !Number.isFinite(value);
+  if (value === null || typeof value !== 'object' || seen.has(value)) return false;
+  seen.add(value);
+  for (const key in value) if (key !== skipped && holdsNonFinite(value[key], null, seen)) return true;
+  return false;
+}
+
+/**
+ * A guest's decisions as it sends them (results with string ids, in the method's order). JSON has no NaN nor
+ * Infinity: the host would read one as null, and say a probability of NaN is null, or take an expected value or a
+ * latency of NaN for none given. A result holding one (outside its metadata) is checked here, as the host checks it
+ * in process: a row it fails is sent failed, and an answer holding one is sent as its error, in the same words. The
+ * host checks the rest (the sums within its own tolerance) as it always does.
+ */
+export function sendableDecisions(rows, results) {
+  let byId = null;
+  return results.map((item) => {
+    if (!holdsNonFinite(item, 'metadata')) return item;
+    byId ??= new Map(rows.map((row) => [row.id, row]));
+    const row = byId.get(item.id);
+    if (row === undefined) return item; // (a result for no row: the host says it)
+    const checked = checkDecision(row, item, Infinity);
+    if (checked.error !== null) return checked;
+    const answers = { ...item.answers };
+    for (const name of Object.keys(row.questions)) {
+      if (holdsNonFinite(answers[name])) answers[name] = checked.answers[name];
+    }
+    return { ...item, answers };
+  });
+}
+
 /** A failed row in the full result shape. */
 export function decisionError(id, message, latencyS = 0) {
   return { ...emptyDecision(id, latencyS), error: message };

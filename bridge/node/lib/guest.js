@@ -372,8 +372,8 @@ export class GuestServer {
   }
 
   // The response to a translate or decide job: results in the full protocol shape (translate: checked and
-  // compacted; decide: as the method gave them, for the host checks every answer against its question), each
-  // with its share of the call's time when the method reported none.
+  // compacted; decide: as the method gave them, for the host checks every answer against its question, but for the
+  // numbers JSON cannot carry, said here), each with its share of the call's time when the method reported none.
   // (`failed`: the method threw `value`)
   respond(job, value, failed, latency) {
     const { kind, id } = job;
@@ -394,6 +394,6 @@ export class GuestServer {
       if (!isPlainObject(item) || typeof item.id !== 'string' || item.id === '') results.push(strayStandIn(item)); // (the host says it)
       else results.push(item.latency_s === undefined ? { ...item, latency_s: latency } : item);
     }
-    return resultResponse(id, { results });
+    return resultResponse(id, { results: decisionRules.sendableDecisions(job.entries, results) });
   }
 }

@@ -244,3 +244,41 @@ for (const entry of Object.keys(HOLDING)) {
     assert.deepEqual(globalThis.holdingCounts, { instances: 2, closes: 1 });
   });
 }
+
+test('a default config that does not fit fails the load, in the words translate() would refuse it with', async () => {
+  const pair = { source_lang: 'eng', target_lang: 'spa' };
+  // (a Python plugin whose mt-eval is missing: were the config checked only when a call needs it, the load would pass)
+  const rot13 = { mtEval: '/nonexistent/mt-eval' };
+  for (const [plugin, options, message] of [
+    [PLUGINS.upper, { config: 'eng-spa' }, 'invalid config: expected an object, got the string "eng-spa"'],
+    [PLUGINS.upper, { config: { source_lang: 'eng' } }, 'invalid config: $.target_lang: required field "target_lang" is missing'],
+    [PLUGINS.upper, { config: { ...pair, batch_size: 0 } }, 'invalid config: $.batch_size: must be >= 1, got 0'],
+    [PLUGINS.rot13, { ...rot13, config: { ...pair, temprature: 0.3 } }, 'invalid config: $.temprature: unknown field "temprature"'],
+  ]) {
+    await assert.rejects(loadMethodPlugin(plugin, options), (error) => error instanceof TypeError && error.message === message);
+  }
+  // a plugin that decides too takes a config without the language pair (decide's), which translate() then refuses
+  const reverse = await loadMethodPlugin(PLUGINS.reverse, { config: { temperature: 0 } });
+  await assert.rejects(reverse.translate([{ id: '1', source: 'a' }]), /^TypeError: invalid config: \$\.source_lang: required field "source_lang" is missing$/);
+  await reverse.close();
+});
+
+test('methodCard() after close() throws as translate() does, for an in-process plugin as for one through a guest', async (t) => {
+  const directory = mkdtempSync(join(tmpdir(), 'carded-'));
+  t.after(() => rmSync(directory, { recursive: true, force: true }));
+  // (its card says whether close() ran: the card of a closed module is no longer what the method reports)
+  writeFileSync(join(directory, 'translate.js'), `let open = true;
+export async function translate(entries) { return entries.map((e) => ({ id: e.id, predicted: e.source })); }
+export function methodCard() { return { description: open ? 'open' : 'closed' }; }
+export async function close() { open = false; }
+`);
+  writeFileSync(join(directory, 'method.json'), JSON.stringify({ name: 'Carded', node_entry: 'translate.js', dependencies: [] }));
+  const config = { source_lang: 'eng', target_lang: 'spa' };
+  for (const plugin of [directory, PLUGINS.rot13]) {
+    const method = await loadMethodPlugin(plugin, { config, mtEval });
+    if (plugin === directory) assert.equal((await method.methodCard()).description, 'open');
+    await method.close();
+    await assert.rejects(method.translate([{ id: '1', source: 'a' }]), /^Error: the method plugin is closed$/);
+    await assert.rejects(method.methodCard(), /^Error: the method plugin is closed$/);
+  }
+});

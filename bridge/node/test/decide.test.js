@@ -1,7 +1,7 @@
 // decide from Node: the host (startGuest) through both guests, and loadMethodPlugin in process and through
 // `mt-eval serve`, with every answer checked by the shared rules.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -149,4 +149,74 @@ describe('loadMethodPlugin decides', () => {
       await plugin.close();
     }
   });
+});
+
+// A decide method giving numbers JSON cannot carry: each row's state holds them as strings ("NaN", "Infinity").
+const NON_FINITE_JS = `const revive = (value) => (typeof value === 'string' && /^-?(NaN|Infinity)$/.test(value) ? Number(value)
+  : value !== null && typeof value === 'object' ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, revive(v)])) : value);
+export async function decide(rows) {
+  return rows.map((row) => ({ id: row.id, latency_s: revive(row.state.latency), answers: revive(row.state.answers) }));
+}
+`;
+const NON_FINITE_PY = `def revive(value):
+    if isinstance(value, str) and value in ("NaN", "Infinity", "-Infinity"):
+        return float(value.lower().replace("infinity", "inf"))
+    return {k: revive(v) for k, v in value.items()} if isinstance(value, dict) else value
+
+
+class Judge:
+    async def decide(self, rows, config):
+        return [{"id": row["id"], "latency_s": revive(row["state"].get("latency")), "answers": revive(row["state"]["answers"])}
+                for row in rows]
+`;
+const noul = { type: 'noul', instructions: '?' };
+const NON_FINITE_ROWS = [
+  ['nan', {}, { n: { probabilities: { true: 'NaN', false: 1 } } }],
+  ['inf', {}, { n: { probabilities: { true: 'Infinity', false: 0 } } }],
+  ['expected', {}, { s: { probabilities: { 0: 0, 1: 1 }, expected: 'NaN' } }],
+  ['latency', { latency: '-Infinity' }, { n: { probabilities: { true: 1, false: 0 } } }],
+  ['beside', {}, { n: { probabilities: { true: 'NaN', false: 1 } }, m: { probabilities: { true: 0.6, false: 0.395 } } }],
+].map(([id, state, answers]) => ({ id, state: { ...state, answers }, questions: Object.fromEntries(Object.keys(answers)
+  .map((name) => [name, name === 's' ? { type: 'score', instructions: '?', levels: [{ value: 0 }, { value: 1 }] } : noul])) }));
+const NON_FINITE_SAID = [
+  ['nan', null, { n: 'the probability of "true" is NaN: each must be a number from 0 to 1' }],
+  ['inf', null, { n: 'the probability of "true" is Infinity: each must be a number from 0 to 1' }],
+  ['expected', null, { s: 'the expected value NaN does not match the probabilities, which give 1' }],
+  ['latency', 'the result is malformed: "latency_s" must be a number >= 0, got -Infinity', {}],
+  ['beside', null, { n: 'the probability of "true" is NaN: each must be a number from 0 to 1',
+    m: 'probabilities sum to 0.995, not 1 (within 0.001): they are never renormalised; return a distribution that sums to 1' }],
+];
+const said = (results) => results.map((r) => [r.id, r.error, Object.fromEntries(Object.entries(r.answers).map(([name, a]) => [name, a.error]))]);
+
+test('NaN and Infinity in decisions are said as in process, through the Node and the Python guest', async (t) => {
+  const directory = mkdtempSync(join(tmpdir(), 'mt-eval-decide-'));
+  t.after(() => rmSync(directory, { recursive: true, force: true }));
+  writeFileSync(join(directory, 'judge.js'), NON_FINITE_JS);
+  writeFileSync(join(directory, 'judge.py'), NON_FINITE_PY);
+  const manifest = { name: 'Judge', implements: ['decide'], class: 'custom-plugin', dependency_class: 'S', dependencies: [] };
+  writeFileSync(join(directory, 'method.json'), JSON.stringify({ ...manifest, node_entry: 'judge.js' }));
+  const inProcess = await loadMethodPlugin(directory);
+  try {
+    assert.deepEqual(said(await inProcess.decide(NON_FINITE_ROWS)), NON_FINITE_SAID);
+  } finally {
+    await inProcess.close();
+  }
+  const guest = await startGuest([...nodeGuestCommand.slice(0, 2), '--module', join(directory, 'judge.js')], { logger: {}, closeStepMs: 500 });
+  try {
+    assert.deepEqual(said(await guest.decide(NON_FINITE_ROWS)), NON_FINITE_SAID);
+  } finally {
+    await guest.close();
+  }
+  if (python.skip) return t.diagnostic(`the Python guest was not tried: ${python.skip}`);
+  const pythonPlugin = join(directory, 'python');
+  mkdirSync(pythonPlugin);
+  writeFileSync(join(pythonPlugin, 'judge.py'), NON_FINITE_PY);
+  writeFileSync(join(pythonPlugin, 'method.json'), JSON.stringify({ ...manifest, entry_point: 'judge:Judge' }));
+  const served = await loadMethodPlugin(pythonPlugin, { mtEval: python.command[0] });
+  try {
+    assert.equal(served.runtime, 'python');
+    assert.deepEqual(said(await served.decide(NON_FINITE_ROWS)), NON_FINITE_SAID);
+  } finally {
+    await served.close();
+  }
 });

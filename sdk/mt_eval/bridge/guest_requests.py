@@ -137,7 +137,8 @@ def decision_answer(raw: Any, rows: list[dict[str, Any]], elapsed: float) -> dic
 
 def decision_results(raw: Any, rows: list[dict[str, Any]], elapsed: float) -> list[Any]:
     """The method's decisions as they go on the wire: passed through (the host checks every answer against the
-    questions), with each row's share of the call's time when the method gave none."""
+    questions), with each row's share of the call's time when the method gave none; what holds a number JSON cannot
+    carry is checked first (`mt_eval.decisions.answers.sendable_results`), for the host to say it as in process."""
     if not isinstance(raw, list):  # (the words of an in-process method's host: `mt_eval.decisions.answers`)
         from mt_eval.decisions.records import not_a_list
 
@@ -149,7 +150,9 @@ def decision_results(raw: Any, rows: list[dict[str, Any]], elapsed: float) -> li
             out.append(stray_stand_in(item))  # (its host says it, as an in-process call's host does)
         else:
             out.append(item if "latency_s" in item else {**item, "latency_s": share})
-    return out
+    from mt_eval.decisions.answers import sendable_results
+
+    return sendable_results(rows, out)
 
 
 def translate_answer(raw: Any, entries: list[dict[str, Any]], elapsed: float, *, shared: bool = False

@@ -141,6 +141,51 @@ def check_result(row: DecisionRow, raw: Mapping[str, Any], tolerance: float = DE
     return base
 
 
+def _holds_non_finite(value: Any, skipped: str | None = None, seen: set[int] | None = None) -> bool:
+    """Whether ``value`` holds a number JSON cannot carry (NaN, ±Infinity), the field ``skipped`` of its top level
+    aside; what refers to itself is left for the encoder to refuse."""
+    if _is_number(value):
+        return not _finite(value)
+    if not isinstance(value, Mapping | list):
+        return False
+    seen = set() if seen is None else seen
+    if id(value) in seen:
+        return False
+    seen.add(id(value))
+    items = value.items() if isinstance(value, Mapping) else enumerate(value)
+    return any(key != skipped and _holds_non_finite(item, None, seen) for key, item in items)
+
+
+def sendable_results(rows: Sequence[Mapping[str, Any]], results: list[Any]) -> list[Any]:
+    """A guest's decisions as it sends them (in the method's order). JSON has no NaN nor Infinity: the host would
+    read one as null, and say a probability of NaN is null, or take an expected value or a latency of NaN for none
+    given. A result holding one (outside its metadata) is checked here, as the host checks it in process: a row it
+    fails is sent failed, and an answer holding one is sent as its error, in the same words. The host checks the
+    rest (the sums within its own tolerance) as it always does."""
+    by_id: dict[Any, Mapping[str, Any]] | None = None
+    out: list[Any] = []
+    for item in results:
+        if not isinstance(item, Mapping) or not _holds_non_finite(item, "metadata"):
+            out.append(item)
+            continue
+        by_id = by_id if by_id is not None else {row["id"]: row for row in rows}
+        given = by_id.get(item.get("id"))
+        if given is None:  # (a result for no row: the host says it)
+            out.append(item)
+            continue
+        row = msgspec.convert(given, DecisionRow)
+        checked = check_result(row, item, math.inf)
+        if checked.error is not None:
+            out.append(msgspec.to_builtins(checked))
+            continue
+        answers = dict(item["answers"])
+        for name in row.questions:
+            if _holds_non_finite(answers.get(name)):
+                answers[name] = msgspec.to_builtins(checked.answers[name])
+        out.append({**item, "answers": answers})
+    return out
+
+
 def _envelope(row_id: str, raw: Mapping[str, Any]) -> tuple[DecisionResult, str | None]:
     """The result's own fields (latency, usage, error, metadata), or the first that is malformed."""
     latency, usage, error, metadata = (raw.get(key) for key in ("latency_s", "usage", "error", "metadata"))

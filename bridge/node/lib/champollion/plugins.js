@@ -25,7 +25,7 @@ import { checkLoadOptions, checkOptionNames, completeLogger } from '../host-opti
 import { sendingOnlyValidText } from '../lone-surrogates.js';
 import { mergeCard } from '../contract/plugin.js';
 import { ManifestError, kebabCase, readMethodManifest } from '../manifest.js';
-import { loadMethod, resolveMethod, useMethodModule } from '../method-module.js';
+import { resolveMethod, useMethodModule } from '../method-module.js';
 import { ResultNotes, completeDecisionConfig, completeRunConfig, errorResult, matchResults, resultsFor } from '../results.js';
 import { sayStrays } from '../unmatched.js';
 import { LoopWatchdog, nextTurn } from '../watchdog.js';
@@ -155,6 +155,17 @@ function bridgeCommand(manifest, options) {
 
 const LOAD_OPTIONS = ['baseDir', 'config', 'mtEval', 'guest', 'tolerance', 'logger', 'goldFields', 'watchdog'];
 
+/**
+ * Throws the TypeError translate() would throw for options.config when it does not fit (decide()'s, for a plugin that
+ * decides: its config may leave the language pair out), so that a config that can never run fails the load.
+ */
+function checkDefaultConfig(config, manifest) {
+  if (config === undefined || config === null) return;
+  const complete = manifest.implements.includes('decide') ? completeDecisionConfig : completeRunConfig;
+  const problem = complete(config);
+  if (typeof problem === 'string') throw new TypeError(problem);
+}
+
 const isTimed = (result) => result === null || typeof result !== 'object' || result.latency_s !== undefined;
 
 /**
@@ -173,6 +184,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
   checkLoadOptions(options); // (whatever the plugin's runtime: in this process as through a guest)
   const directory = resolveMethodPlugin(nameOrPath, { baseDir: options.baseDir ?? process.cwd() });
   const manifest = readMethodManifest(directory);
+  checkDefaultConfig(options.config, manifest);
   let inProcess = null;
   let moduleUse = null; // this load's share of translate.js (useMethodModule): released at close
   let guest = null;
@@ -183,10 +195,12 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
   setMaxListeners(0, closing.signal); // (each call in flight listens to it: hundreds at once are no leak to warn of)
   const resultNotes = new ResultNotes();
 
-  // translate.js, shared with the other open loads of it in this process (useMethodModule); after close() (its card
-  // asked for), the module as imported, counted as no user of it
-  const inProcessMethod = () => (closed ? loadMethod(resolveMethod({ directory }))
-    : (moduleUse = useMethodModule(resolveMethod({ directory }))).method);
+  // translate.js, shared with the other open loads of it in this process (useMethodModule)
+  const inProcessMethod = () => (moduleUse = useMethodModule(resolveMethod({ directory }))).method;
+  // What every call after close() does (its module may have released for good what it held, its guest is gone).
+  const refuseClosed = () => {
+    if (closed) throw new Error('the method plugin is closed');
+  };
 
   // Load translate.js or start the guest once; a failure is kept, so every later call fails alike at once.
   const start = async (config) => {
@@ -293,7 +307,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
     implements: manifest.implements,
     /** One full result per entry, in entry order; batches of config.batch_size, config.concurrency at once. */
     async translate(entries, config = options.config) {
-      if (closed) throw new Error('the method plugin is closed');
+      refuseClosed();
       if (!manifest.implements.includes('translate')) throw new TypeError(`${manifest.name} does not translate (it implements ${manifest.implements.join(', ')})`);
       checkEntries(entries); // (in this process as through a guest)
       const runConfig = completeRunConfig(config);
@@ -302,7 +316,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
     },
     /** One checked decision per row, in row order (options.tolerance for the probability sums). */
     async decide(rows, config = options.config ?? {}) {
-      if (closed) throw new Error('the method plugin is closed');
+      refuseClosed();
       if (!manifest.implements.includes('decide')) throw new TypeError(`${manifest.name} does not decide (it implements ${manifest.implements.join(', ')})`);
       const problem = rowsProblem(rows);
       if (problem) throw new TypeError(problem);
@@ -315,7 +329,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
      * reason and the fix when the plugin cannot start, and so will every later call.
      */
     async start(config = options.config) {
-      if (closed) throw new Error('the method plugin is closed');
+      refuseClosed();
       const runConfig = config === null || config === undefined ? null : completeRunConfig(config);
       if (typeof runConfig === 'string') throw new TypeError(runConfig);
       await start(runConfig);
@@ -323,9 +337,11 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
     /**
      * The method card, merged as the Python SDK merges it: method.json, method_card.json, then what the method
      * reports when it runs (methodCard() of translate.js, or the card the guest sent at initialize). Throws
-     * ManifestError when the method's own card contradicts method.json or is not a valid card.
+     * ManifestError when the method's own card contradicts method.json or is not a valid card. After close(), it
+     * throws as translate() does.
      */
     async methodCard() {
+      refuseClosed();
       let runtime;
       let label;
       if (manifest.runtime === 'node') {

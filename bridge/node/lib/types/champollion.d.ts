@@ -86,7 +86,11 @@ export function resolveMethodPlugin(value: string, options?: { baseDir?: string 
 export interface LoadMethodPluginOptions {
   /** Where relative paths and .champollion/methods are resolved (default: process.cwd()). */
   baseDir?: string;
-  /** The RunConfig translate() uses when given none, e.g. resolvePair(config, "en:es").runConfig. */
+  /**
+   * The RunConfig translate() uses when given none, e.g. resolvePair(config, "en:es").runConfig. One that does
+   * not fit (not an object, a field unknown or out of range) fails the load with the TypeError translate() would
+   * throw; a plugin that decides takes one without the language pair, as decide() does.
+   */
   config?: RunConfig;
   /** The command serving Python plugins: a path or an argv (default: $MT_EVAL, else `mt-eval`). */
   mtEval?: string | readonly string[];
@@ -131,10 +135,10 @@ export interface MethodPlugin {
   /**
    * The merged card: method.json, method_card.json, then what the method reports when it runs (methodCard() of
    * translate.js, or the card the guest sent at initialize). Rejects with ManifestError when it contradicts
-   * method.json or is not a valid card.
+   * method.json or is not a valid card. After close() it rejects, as every call does ("the method plugin is closed").
    */
   methodCard(): Promise<MethodCard>;
-  /** close() of translate.js, or stop the guest; idempotent. */
+  /** close() of translate.js, or stop the guest; idempotent. translate(), decide(), start() and methodCard() then reject. */
   close(): Promise<void>;
 }
 
