@@ -203,6 +203,7 @@ def test_run_prints_the_verdict_and_resume_reuses_it(tmp_path, capsys):
     saved = json.loads((out / "contamination.json").read_text())
     saved["record"]["reasons"] = ["kept from the first session"]
     (out / "contamination.json").write_text(json.dumps(saved))
+    (out / "card.json").unlink()  # (the run as if stopped before its card: a complete run's resume changes nothing)
     assert main(["run", "--method", str(CAREFUL), "--corpus", str(DEMO), "--out", str(out), "--resume",
                  "--quiet", *LENIENT]) == 0
     card = msgspec.json.decode((out / "card.json").read_bytes(), type=RunCard)

@@ -125,8 +125,9 @@ def test_wait_waits_for_the_holder_then_continues(tmp_path: Path):
     assert holder.wait(60) == 0
     assert waiting.returncode == 0, waiting.stderr
     assert f"is in use by pid {holder.pid}" in waiting.stderr and "waiting for it (--wait)" in waiting.stderr
+    assert "is complete already: nothing to resume" in waiting.stdout  # (the holder finished it)
     card = json.loads((tmp_path / "run" / "card.json").read_text())
-    assert card["sessions"] == 2 and card["status"] == "complete"
+    assert card["sessions"] == 1 and card["status"] == "complete"
     assert sorted(logged_ids(tmp_path)) == sorted(f"e{i}" for i in range(30))
     (tmp_path / "run" / "results.jsonl").unlink()
     # (slow enough to hold the directory while the next command starts, on a busy machine too)

@@ -311,3 +311,52 @@ def test_a_methods_error_and_reason_are_printed_escaped_on_their_line_and_a_tran
     assert done.returncode == 1, done.stderr
     assert done.stdout.splitlines() == ["[error] \\x1b[2J\\u202egone next", "[declined] \\x1b[2J\\u202egone next",
                                         "שלום\u202e\u200d"]
+
+
+CONTROLS = """\
+class Slow:
+    async def translate(self, entries, config):
+        return [{"id": e["id"], "predicted": "a\\x1b[2Jb\\tc\\x07d\\x85e\\u202ef\\U000e0041"} for e in entries]
+"""
+GIVEN = "a\x1b[2Jb\tc\x07d\x85e\u202ef\U000e0041"
+
+
+def printed_on_a_terminal(*argv: str) -> bytes:
+    """What ``mt-eval translate`` writes to a terminal (a pseudo-terminal in raw mode: no CR added to a line)."""
+    import os
+    import pty
+    import tty
+
+    controller, terminal = pty.openpty()
+    tty.setraw(terminal)
+    process = subprocess.Popen([sys.executable, "-m", "mt_eval.cli", "translate", *argv], stdin=subprocess.DEVNULL,
+                               stdout=terminal, stderr=subprocess.PIPE)
+    os.close(terminal)
+    printed = b""
+    while True:
+        try:
+            chunk = os.read(controller, 1 << 16)
+        except OSError:  # (EIO: the terminal's last writer is gone)
+            break
+        if not chunk:
+            break
+        printed += chunk
+    _, err = process.communicate(timeout=60)
+    os.close(controller)
+    assert process.returncode == 0, err
+    return printed
+
+
+def test_a_translation_is_shown_escaped_on_a_terminal_and_written_as_given_to_a_pipe(tmp_path: Path):
+    """Before: a method's ESC sequences, BEL, C1 controls and bidirectional overrides reached the terminal raw, so a
+    method could clear or rewrite the screen and turn the text around."""
+    method = str(plugin(tmp_path, CONTROLS))
+    assert printed_on_a_terminal(method, "hi") == b"a\\x1b[2Jb\tc\\x07d\\x85e\\u202ef\\U000e0041\n"  # (the tab kept)
+    [line] = printed_on_a_terminal(method, "hi", "--json").decode().splitlines()
+    assert json.loads(line)["predicted"] == GIVEN and "\x1b" not in line and "\u202e" not in line
+    piped = subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", method, "hi"], capture_output=True,
+                           timeout=60)
+    assert piped.returncode == 0 and piped.stdout == (GIVEN + "\n").encode(), piped.stderr
+    piped = subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", method, "hi", "--json"],
+                           capture_output=True, timeout=60)
+    assert json.loads(piped.stdout)["predicted"] == GIVEN and "\u202e".encode() in piped.stdout

@@ -31,13 +31,14 @@ def test_another_card_version_not_a_card_and_not_json(card_path: Path, tmp_path:
     result = verify_card(edit(card_path, change, reseal=True))
     assert paths(result) == ["$.card_version"] and "run-card/9" in result.errors[0].message
     assert result.errors[0].code == "card-version"
-    for kind, fix in (("grading", "give the run card it grades (its run.card_path)"),
-                      ("decision", "give the card.json that `mt-eval run` wrote")):  # (not "use the version …")
+    for kind, writer in (("grading", "mt-eval grade"), ("decision", "mt-eval decide run")):
         given = tmp_path / f"{kind}.json"
         given.write_text(json.dumps({"card_version": f"{kind}-card/1", "sdk_version": "0.1.0"}))
-        [problem] = verify_card(given).errors
-        assert problem.message == (f"this is a {kind} card ('{kind}-card/1'), not a run card: `mt-eval verify` checks "
-                                   "the cards `mt-eval run` writes") and problem.hint == fix
+        [problem] = verify_card(given).errors  # (not "use the version that wrote it")
+        assert problem.message == (f"this is a {kind} card ('{kind}-card/1') that `{writer}` wrote, not a run card: "
+                                   "`mt-eval verify` checks the cards `mt-eval run` writes, recomputing every "
+                                   "figure from their results and corpus")
+        assert problem.hint.startswith(f"no mt-eval command re-verifies a {kind} card")
     other = tmp_path / "other.json"
     other.write_text('{"name": "x"}')
     assert verify_card(other).errors[0].code == "not-a-card"
@@ -182,3 +183,25 @@ def test_a_card_of_the_wrong_shape_is_said_in_words(card_path: Path, field: str,
     assert main(["verify", str(edited)]) == 1
     out = capsys.readouterr().out
     assert f"✗ schema        $.{field}: {said}\n" in out and "Expected `" not in out, out
+
+
+def test_verify_of_a_decision_or_grading_card_names_its_kind_and_what_to_do_instead(demo_run: Path, tmp_path: Path,
+                                                                                      capsys):
+    """Before: both said only that `mt-eval verify` checks the cards `mt-eval run` writes, and a grading card's fix
+    named a field (its run.card_path) rather than the run card it grades."""
+    examples = Path(__file__).parent.parent / "examples"
+    assert main(["decide", "run", "--method", str(examples / "rules-grader"), "--quiet", "--corpus",
+                 str(examples / "data" / "adequacy-decisions.jsonl"), "--out", str(tmp_path / "decided")]) == 0
+    assert main(["grade", str(demo_run), "--grader", str(examples / "rules-grader"), "--out", str(tmp_path / "graded"),
+                 "--resamples", "50", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(tmp_path / "decided" / "card.json")]) == 1
+    said = capsys.readouterr().out
+    assert "this is a decision card ('decision-card/1') that `mt-eval decide run` wrote, not a run card" in said
+    assert "fix: no mt-eval command re-verifies a decision card: to check its figures, run `mt-eval decide run` " \
+           "again with the same --method and --corpus" in said
+    assert main(["verify", str(tmp_path / "graded" / "grading-card.json")]) == 1
+    said = capsys.readouterr().out
+    assert "this is a grading card ('grading-card/1') that `mt-eval grade` wrote, not a run card" in said
+    assert f"give `mt-eval verify` the run card it grades, {demo_run}\n" in said
+

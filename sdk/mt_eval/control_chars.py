@@ -21,6 +21,7 @@ INVISIBLE = ("\u00ad\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u20
              "\U000e0001\U000e0020-\U000e007f")
 _UNSEEN = re.compile(f"[{_CONTROLS_BUT_NEWLINE}{INVISIBLE}]")
 _UNSEEN_ON_ONE_LINE = re.compile(f"[\\n{_CONTROLS_BUT_NEWLINE}{INVISIBLE}]")
+_UNSEEN_BUT_LAYOUT = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{INVISIBLE}]")  # (line breaks and tabs kept)
 
 
 def first_control(text: str) -> str | None:
@@ -43,5 +44,18 @@ def escaped_for_terminal(text: str, *, one_line: bool = False) -> str:
     return (_UNSEEN_ON_ONE_LINE if one_line else _UNSEEN).sub(_escape, text)
 
 
+def output_for_terminal(text: str, *, as_json: bool = False) -> str:
+    r"""A command's output ``text`` (a method's translations) as a terminal may be given it: as
+    `escaped_for_terminal`, but with line breaks and tabs kept, as they lay the output out; in JSON text, each as
+    a JSON escape (``\u001b``, ``\u202e``), so that it is still the same JSON. Output piped or redirected is
+    written as it is: only what a terminal shows is escaped."""
+    return _UNSEEN_BUT_LAYOUT.sub(_json_escape if as_json else _escape, text)
+
+
 def _escape(found: re.Match[str]) -> str:
     return found.group().encode("unicode_escape").decode()
+
+
+def _json_escape(found: re.Match[str]) -> str:
+    units = found.group().encode("utf-16-be")  # (one unit, or a surrogate pair beyond U+FFFF)
+    return "".join(f"\\u{int.from_bytes(units[i:i + 2], 'big'):04x}" for i in range(0, len(units), 2))

@@ -151,10 +151,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"mt-eval run: give {' and '.join(missing)}; or try the bundled example with --demo. `mt-eval run "
               "--help` lists every option, with examples.", file=sys.stderr)
         return 2
+    from mt_eval.harness.run_rules import RunFinished
     from mt_eval.harness.session import run_evaluation
 
     try:
         return run_evaluation(request).exit_code
+    except RunFinished as finished:
+        from mt_eval.control_chars import escaped_for_terminal
+
+        print(escaped_for_terminal(f"mt-eval run: {finished}"))  # (a path's control characters escaped)
+        return finished.exit_code
     except KeyboardInterrupt as interrupted:
         if "--force" not in request.command or getattr(interrupted, "message", None):
             raise

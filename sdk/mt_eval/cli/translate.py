@@ -32,7 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "per line of standard input (UTF-8). Each translation is printed on a line of its own, "
                           "[error] … or [declined] … in its place when the method failed on it or declined it (the "
                           "method's message with its control characters escaped), as soon as it and the lines before "
-                          "it are done (sent at most 16 at a time, 8 calls at once); "
+                          "it are done (sent at most 16 at a time, 8 calls at once). On a terminal, the control and "
+                          "invisible characters of a translation are shown escaped (ESC as \\x1b, U+202E as "
+                          "\\u202e; in --json as JSON escapes), tabs kept; piped or redirected, it is written as the "
+                          "method gave it. "
                           "Ctrl-C keeps the lines printed.")
     parser.add_argument("plugin", type=path_operand, metavar="DIR", help="plugin directory")
     parser.add_argument("texts", nargs="*", metavar="TEXT",
@@ -263,6 +266,7 @@ class _InOrder:
         self.on_error: Callable[[], None] = lambda: None
         self._waiting: dict[int, TranslationResult] = {}
         self._out = _copy_of_stdout()
+        self._terminal = self._out.isatty()  # (a method's control characters are shown escaped, not obeyed)
 
     def done(self, result: TranslationResult) -> None:
         self._waiting[int(result.id)] = result
@@ -279,6 +283,10 @@ class _InOrder:
                            .decode() + "\n" for r in ready)
         else:
             text = "".join(_shown(r) + "\n" for r in ready)
+        if self._terminal:
+            from mt_eval.control_chars import output_for_terminal
+
+            text = output_for_terminal(text, as_json=self.as_json)
         try:
             self._out.write(text)
             self._out.flush()

@@ -233,9 +233,11 @@ def refuse_unwritable_names(named: Iterable[tuple[str, Path | str | None]]) -> N
 
 
 def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,
-                       changes: Callable[[State, State], list[tuple[str, str]]], command: str) -> State:
+                       changes: Callable[[State, State], list[tuple[str, str]]], command: str,
+                       finished: Callable[[State], None] | None = None) -> State:
     """The state of the run in ``out``: the recorded one when resuming (``changes`` names what differs from
-    ``fresh``, which refuses the resume), else ``fresh`` in a cleared directory. ``run.json`` is (re)written."""
+    ``fresh``, which refuses the resume; ``finished`` raises, before anything is written, for a run with nothing
+    left to do), else ``fresh`` in a cleared directory. ``run.json`` is (re)written."""
     state_path = out / "run.json"
     _refuse_corpus_among_outputs(out, getattr(fresh, "corpus_path", None))
     folders = [name for name in FILES if (out / name).is_dir()]
@@ -257,6 +259,8 @@ def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,
             raise RunError(f"cannot resume {out}: {', '.join(name for name, _ in changed)} changed since the run "
                            f"started{f' ({details})' if details else ''}; resume with the same inputs, or start over "
                            f"with --force{_written_since(state) if any(n == CODE for n, _ in changed) else ''}")
+        if finished is not None:
+            finished(state)
         _refuse_unwritable_logs(out)
         state.sessions += 1  # type: ignore[attr-defined]
     elif outputs and not force and state_path.exists():

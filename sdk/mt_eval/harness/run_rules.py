@@ -30,6 +30,14 @@ class RulesError(ExpectedError):
     """The run cannot start under its rules; the message says why and how to fix it."""
 
 
+class RunFinished(Exception):
+    """``--resume`` of a run with nothing left to do: its card stays as it is; the message says so."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
 @dataclass
 class RunRules:
     policy: ResolvedPolicy
@@ -173,3 +181,45 @@ class RunRules:
                                           status=self.freeze_status or "frozen")
         card.gate = apply_gate(card, self.policy) if scored else None
         return card
+
+    def refuse_finished(self, out: Path, state: Any, entries: Sequence[dict[str, Any]]) -> None:
+        """Raise `RunFinished` when ``out`` holds the card of the complete run ``state`` (its ``run.json``, a
+        `mt_eval.harness.session.RunState`) as its last session sealed it, under the same gate policy and freeze,
+        with a result for each of ``entries`` in a log that needs no repair. Otherwise (a partial or failed run, a
+        card not written, out of date or edited) the resume goes on, and rewrites the card."""
+        import json
+
+        from mt_eval.harness.card_results import file_sha256
+        from mt_eval.harness.outcome import EXIT_COMPLETE, EXIT_GATE_FAILED
+        from mt_eval.harness.results_log import TRANSLATIONS, scan
+        from mt_eval.harness.verify import HASH_FIELD, canonical_sha256
+
+        card_path, log_path = out / "card.json", out / "results.jsonl"
+        entry_ids = {str(entry["id"]) for entry in entries}
+        try:
+            card = json.loads(card_path.read_bytes())
+            if not isinstance(card, dict) or card.get(HASH_FIELD) != canonical_sha256(card):
+                return
+            log = scan(log_path, TRANSLATIONS, keep=lambda result: False)
+            referenced, gate, freeze = (_object(card, key) for key in ("results_log", "gate", "freeze"))
+            listed = card["results"] if isinstance(card.get("results"), list) else []
+            sealed_log = referenced.get("sha256") == file_sha256(log_path) if referenced else \
+                len(listed) == len(entry_ids)
+        except (OSError, ValueError):
+            return
+        ran = (card.get("run_id"), card.get("sessions"), card.get("status"))
+        if not (ran == (state.run_id, state.sessions, "complete") and sealed_log and log.ids == entry_ids
+                and not (log.needs_rewrite or log.torn_bytes or log.unterminated)
+                and (out / "predictions.txt").is_file() and gate.get("policy_sha256") in (None, self.policy.sha256)
+                and freeze.get("sha256") == self.freeze_sha256):
+            return
+        withheld = gate.get("passed") is False
+        said = f" (the gate withheld its headline: `mt-eval gate {card_path}` says why)" if withheld else ""
+        raise RunFinished(f"the run in {out} is complete already: nothing to resume; its card {card_path} is "
+                          f"unchanged{said}", EXIT_GATE_FAILED if withheld else EXIT_COMPLETE)
+
+
+def _object(card: dict[str, Any], key: str) -> dict[str, Any]:
+    """The card's field ``key`` when it is an object, else an empty one."""
+    value = card.get(key)
+    return value if isinstance(value, dict) else {}

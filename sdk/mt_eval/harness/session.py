@@ -166,7 +166,7 @@ def run_evaluation(request: RunRequest) -> RunReport:
             raise
     with lock:
         try:
-            state = _open_run_directory(out, request, loaded, corpus, config, load_s, fair.state())
+            state = _open_run_directory(out, request, loaded, corpus, config, load_s, fair.state(), rules, selection)
             contamination = check_for_run(loaded.directory, corpus, out, code_sha256=state.code_sha256,
                                           enabled=request.fairness.contamination_check,
                                           reuse=request.directory.resume, quiet=request.quiet)
@@ -300,13 +300,12 @@ def _run_locked(run: _Run) -> RunReport:
 
 
 def _open_run_directory(out: Path, request: RunRequest, loaded: LoadedMethod, corpus: Corpus, config: RunConfig,
-                        load_s: float, fairness: dict[str, Any]) -> RunState:
+                        load_s: float, fairness: dict[str, Any], rules: RunRules, selection: Selection) -> RunState:
     fresh = RunState(run_id=new_run_id(), started_at=now(), method_dir=str(loaded.directory.resolve()),
                      code_sha256=rc.code_sha256(loaded.directory), corpus_path=str(corpus.path.resolve()),
-                     corpus_sha256=corpus.sha256, config=msgspec.to_builtins(config),
+                     corpus_sha256=corpus.sha256, config=msgspec.to_builtins(config), load_s=round(load_s, 6),
                      settings=msgspec.to_builtins(request.calls), limit=request.selection.limit,
-                     selection=request.selection.filters(), reading=request.corpus.reading(), load_s=round(load_s, 6),
-                     fairness=fairness)
+                     selection=request.selection.filters(), reading=request.corpus.reading(), fairness=fairness)
 
     def changes(state: RunState, now: RunState) -> list[tuple[str, str]]:
         def own(recorded: RunState) -> dict[str, Any]:  # the settings not in the configuration too (timeout_s)
@@ -321,7 +320,8 @@ def _open_run_directory(out: Path, request: RunRequest, loaded: LoadedMethod, co
                             ("the sandbox, --official or the gateway policy", state.fairness, now.fairness)])
 
     return open_run_directory(out, fresh, resume=request.directory.resume, force=request.directory.force,
-                              changes=changes, command="mt-eval run")
+                              changes=changes, command="mt-eval run",
+                              finished=lambda state: rules.refuse_finished(out, state, selection.entries))
 
 
 def _scores(entries: Sequence[dict[str, Any]], results: LoggedResults, request: RunRequest,

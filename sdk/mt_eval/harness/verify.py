@@ -55,10 +55,16 @@ if TYPE_CHECKING:
 HASH_FIELD = "content_sha256"
 
 
-# Cards of other kinds `verify` may be given by mistake, and what to do with each.
+# Cards of other kinds `verify` may be given by mistake: the command that writes each, and what to do instead
+# (no command re-verifies them: ``{graded}`` is the run card a grading card grades, as its run.card_path says).
 OTHER_CARDS = {
-    "decision-card": "give the card.json that `mt-eval run` wrote",
-    "grading-card": "give the run card it grades (its run.card_path)",
+    "decision-card": ("mt-eval decide run", "no mt-eval command re-verifies a decision card: to check its figures, "
+                      "run `mt-eval decide run` again with the same --method and --corpus (its scorer checks itself "
+                      "first; `mt-eval decide check --corpus FILE` checks the scorer alone); to verify a translation "
+                      "run, give the card.json `mt-eval run` wrote"),
+    "grading-card": ("mt-eval grade", "no mt-eval command re-verifies a grading card's figures (`mt-eval grade "
+                     "--labels` checks the content hash of a people's grading card as it reads it): give `mt-eval "
+                     "verify` the run card it grades, {graded}"),
 }
 
 
@@ -133,9 +139,15 @@ def read_card(path: str | Path, raw: bytes | None = None) -> Verification:
         shown = repr(version) if isinstance(version, str) and len(version) <= 40 else value_in_words(version)
         kind = version.partition("/")[0] if isinstance(version, str) else ""
         if kind in OTHER_CARDS:  # a card of another kind: no other version of mt-eval reads it as a run card
-            result.problem("$.card_version", f"this is a {kind.replace('-', ' ')} ({shown}), not a run card: "
-                           "`mt-eval verify` checks the cards `mt-eval run` writes", OTHER_CARDS[kind],
-                           code="card-version")
+            from mt_eval.control_chars import escaped_for_terminal
+
+            writer, fix = OTHER_CARDS[kind]
+            graded = data["run"].get("card_path") if isinstance(data.get("run"), dict) else None
+            graded = escaped_for_terminal(graded, one_line=True) if isinstance(graded, str) and graded else None
+            result.problem("$.card_version", f"this is a {kind.replace('-', ' ')} ({shown}) that `{writer}` wrote, "
+                           "not a run card: `mt-eval verify` checks the cards `mt-eval run` writes, recomputing "
+                           "every figure from their results and corpus",
+                           fix.format(graded=graded or "its run.card_path"), code="card-version")
         else:
             result.problem("$.card_version", f"this card's schema version is {shown}; mt-eval {__version__} reads "
                            f"{CARD_VERSION!r}", f"use the mt-eval version that wrote it ({written_by or 'unknown'}), "

@@ -1,0 +1,70 @@
+"""``mt-eval run --resume`` of a run with nothing left to do leaves its card as it was and says so; a partial
+run, or a card that is out of date, is resumed as before (its card rewritten)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mt_eval.cli import main
+from test_run import SCRIPTED, corpus, params, run
+
+OUTPUTS = ("card.json", "run.json", "results.jsonl", "predictions.txt")
+
+
+def written(out: Path) -> dict[str, bytes]:
+    return {name: (out / name).read_bytes() for name in OUTPUTS}
+
+
+def test_a_resume_of_a_complete_run_leaves_every_file_as_it_was_and_says_so(tmp_path: Path, capsys):
+    """Before: the card was sealed again with a new finished_at, ``sessions`` 2 (in run.json too) and another
+    content hash, for a session that translated nothing."""
+    args = ["--method", str(SCRIPTED), "--corpus", str(corpus(tmp_path))]
+    assert run(tmp_path, *args)[0] == 0
+    out = tmp_path / "run"
+    before = written(out)
+    capsys.readouterr()
+    assert run(tmp_path, *args, "--resume")[0] == 0
+    said = capsys.readouterr()
+    assert said.out == (f"mt-eval run: the run in {out} is complete already: nothing to resume; its card "
+                        f"{out / 'card.json'} is unchanged\n"), said
+    assert written(out) == before
+    assert json.loads(before["card.json"])["sessions"] == 1
+    assert main(["verify", str(out / "card.json"), "--quiet"]) == 0
+
+
+def test_a_resume_of_a_complete_run_whose_headline_the_gate_withheld_still_exits_5(tmp_path: Path, capsys):
+    args = ["--method", str(SCRIPTED), "--corpus", str(corpus(tmp_path)), "--latency-sample", "0"]
+    assert run(tmp_path, *args, lenient=False)[0] == 5  # (12 entries, no canaries: the default gate withholds it)
+    out = tmp_path / "run"
+    before = written(out)
+    capsys.readouterr()
+    assert run(tmp_path, *args, "--resume", lenient=False)[0] == 5
+    assert f"is unchanged (the gate withheld its headline: `mt-eval gate {out / 'card.json'}` says why)\n" \
+        in capsys.readouterr().out
+    assert written(out) == before
+
+
+def test_a_resume_of_a_partial_run_rewrites_its_card_as_before(tmp_path: Path):
+    """Its failed entries keep their results (a resume translates only the missing ones): the card is sealed again
+    for the new session and the exit status still says partial."""
+    args = ["--method", str(SCRIPTED), "--corpus", str(corpus(tmp_path)), "--max-errors", "0", *params(fail=["e1"])]
+    code, card = run(tmp_path, *args)
+    assert code == 3 and card is not None and card.status == "partial"
+    code, card = run(tmp_path, *args, "--resume")
+    assert code == 3 and card is not None and (card.status, card.sessions) == ("partial", 2)
+
+
+def test_a_resume_rewrites_a_card_that_is_edited_or_older_than_its_log(tmp_path: Path, capsys):
+    args = ["--method", str(SCRIPTED), "--corpus", str(corpus(tmp_path))]
+    assert run(tmp_path, *args)[0] == 0
+    out = tmp_path / "run"
+    card = json.loads((out / "card.json").read_text())
+    (out / "card.json").write_text(json.dumps({**card, "errors": 1}))  # its content hash no longer holds
+    code, resumed = run(tmp_path, *args, "--resume")
+    assert code == 0 and resumed is not None and (resumed.errors, resumed.sessions) == (0, 2)
+    (out / "results.jsonl").write_bytes((out / "results.jsonl").read_bytes() + b'{"id": "e3", "transl')  # torn
+    capsys.readouterr()
+    code, resumed = run(tmp_path, *args, "--resume")
+    assert code == 0 and resumed is not None and resumed.sessions == 3
+    assert "dropped a torn last line" in capsys.readouterr().err
