@@ -1,12 +1,13 @@
 """A wrapped program's encoding: an answer that is not valid in it fails its own entry with the byte, where it is,
 and the fix (never a text of U+FFFD replacement characters scored as a translation), and a program that reads and
-writes another encoding than UTF-8 is declared so (``LINES.with_encoding("cp1252")``), in both modes."""
+writes another encoding than UTF-8 is declared so (``LINES.with_encoding("cp1252")``), in both modes; the stderr
+a failing program's entries quote is read as UTF-8, a byte that is not as U+FFFD where it was."""
 
 from __future__ import annotations
 
 import pytest
 
-from mt_eval.adapters import LINES, NULL_FLUSH, FramingError
+from mt_eval.adapters import LINES, NULL_FLUSH, FramingError, ProcessOptions
 from test_adapter_messages import outcomes, translator
 from test_wrapping import mt_eval, wrapper_plugin
 
@@ -96,3 +97,24 @@ def test_mt_eval_translate_with_a_program_writing_latin1_fails_and_with_it_decla
                               adapter=f"framing=LINES.with_encoding('latin-1'), persistent={persistent}")
     translated = mt_eval("translate", str(declared), "café ñandú")
     assert (translated.returncode, translated.stdout) == (0, "CAFÉ ÑANDÚ\n"), translated.stderr
+
+# Reads a record, writes the bytes given in hex to stderr, and exits with code 3.
+FAILING_PROGRAM = """import sys
+sys.stdin.readline()
+sys.stderr.buffer.write(bytes.fromhex(sys.argv[1]))
+sys.exit(3)
+"""
+
+@BOTH_MODES
+@pytest.mark.parametrize(("stderr", "shown"), [
+    ("café modèle\n".encode("latin-1"), "caf\ufffd mod\ufffdle"),
+    # (the tail's last 16 bytes begin with the second byte of an "é")
+    ("é".encode() * 20 + b"\nno model.\n", "éé / no model."),
+], ids=["latin-1", "a-character-cut-by-the-tail"])
+async def test_a_failing_programs_stderr_shows_bytes_not_utf8_in_place_and_not_a_character_its_tail_cut(
+        tmp_path, persistent, stderr, shown):
+    """A byte that is not UTF-8 is a U+FFFD where it was; before, a tail cut in a character began with a U+FFFD for
+    each byte of it left ("\ufffdéé / no model.")."""
+    options = ProcessOptions(timeout_s=2.0, shutdown_grace_s=0.5, stderr_tail_bytes=16)
+    program = translator(tmp_path, "failing.py", FAILING_PROGRAM, stderr.hex(), persistent=persistent, options=options)
+    assert await outcomes(program, ["a"]) == [(None, f"failing.py exited with code 3 | stderr: {shown}")]

@@ -32,7 +32,6 @@ from mt_eval.child_detached import DetachedWatch, end_strays
 # second of one write per turn; benchmarks/bridge.py), and cost it one wake-up per group rather than per request.
 WRITE_GROUP = 8
 
-
 STDERR_LINE = "child_stderr_line"  # the attribute of a `StderrTail` log record that holds the line itself
 
 
@@ -63,8 +62,10 @@ class StderrTail:
                 self.logger.info("%s: %s", self.label, text, extra={STDERR_LINE: text})
 
     def tail(self) -> str:
-        """The last lines (bounded in bytes and in lines)."""
-        text = bytes(self._data[-self.max_bytes:]).decode("utf-8", "replace")
+        """The last lines (bounded in bytes and in lines); of a character cut at their start, nothing, not U+FFFD."""
+        data = bytes(self._data[-self.max_bytes:])  # (a character's bytes after its first are 0x80 to 0xBF)
+        cut = len(data[:3]) - len(data[:3].lstrip(bytes(range(0x80, 0xC0)))) if self.total > len(data) else 0
+        text = data[cut:].decode("utf-8", "replace")
         return "\n".join(text.splitlines()[-self.max_lines:])
 
     def since(self, mark: int) -> str:

@@ -6,7 +6,8 @@ import { decodeValue } from './contract/decode.js';
 import { compile, defaults, schema } from './contract/schema.js';
 import { DEFAULT_MAX_LINE_BYTES, PROTOCOL_VERSION, isPlainObject } from './protocol.js';
 import { DEFAULT_TOLERANCE } from './decisions.js';
-import { describe } from './results.js';
+import { notImplemented } from './host-failures.js';
+import { completeDecisionConfig, completeRunConfig, describe } from './results.js';
 
 const noop = () => {};
 const defaultLogger = {
@@ -86,12 +87,38 @@ export function completeOptions(options) {
     tolerance: positive('tolerance', options.tolerance, DEFAULT_TOLERANCE),
     closeStepMs: positive('closeStepMs', options.closeStepMs, 2_000),
     cancelGraceMs: positive('cancelGraceMs', options.cancelGraceMs, 2_000),
-    config: options.config ?? null,
+    config: checkConfig(options.config, { decides: true }) ?? null, // (what the guest implements is not known yet)
     goldFields: fieldNames('goldFields', options.goldFields),
     logger: completeLogger(optional('logger', options.logger, 'an object with debug, info, warn and error methods '
       + '(console is one)', (value) => typeof value === 'object')),
     signal: optional('signal', options.signal, 'an AbortSignal', (value) => value instanceof AbortSignal) ?? null,
   };
+}
+
+/**
+ * Throws the TypeError translate() would throw for a default config that does not fit (decide()'s, for a method that
+ * decides: its config may leave the language pair out), so that a config no call could run with fails the start or
+ * the load rather than every entry. Returns config.
+ */
+export function checkConfig(config, { decides }) {
+  if (config === undefined || config === null) return config;
+  const problem = (decides ? completeDecisionConfig : completeRunConfig)(config);
+  if (typeof problem === 'string') throw new TypeError(problem);
+  return config;
+}
+
+/**
+ * The started guest, once its default config fits what it implements (checked before it started as a decision
+ * config, as for a guest that decides): one that only translates is closed and a TypeError thrown as checkConfig's.
+ */
+export async function checkGuestConfig(guest, config) {
+  try {
+    checkConfig(config, { decides: !notImplemented(guest.info, 'decide') });
+  } catch (error) {
+    await guest.close();
+    throw error;
+  }
+  return guest;
 }
 
 /** The startGuest options loadMethodPlugin sets itself, from the plugin: options.guest may not give them. */

@@ -19,7 +19,7 @@ import { ResultNotes, describe, errorResult, matchResults } from './results.js';
 import { sayStrays } from './unmatched.js';
 import { ConfigRefused, WithoutResults, aboutConfig, compactTail, eachAlone, failureText, formatTail, notImplemented, notStarted, startTimedOut } from './host-failures.js';
 import { SoloGate, Slots } from './host-gates.js';
-import { completeCapabilities, completeOptions, initializeProblem } from './host-options.js';
+import { checkGuestConfig, completeCapabilities, completeOptions, initializeProblem } from './host-options.js';
 import { sendingOnlyValidText } from './lone-surrogates.js';
 
 // The requests that carry a batch: the params key of the batch, how a failed item looks, and how results
@@ -396,5 +396,5 @@ export async function startGuest(command, options = {}) {
   const complete = completeOptions(options);
   const guest = new HostedGuest([...command], complete);
   await guest.start(complete.signal);
-  return guest;
+  return checkGuestConfig(guest, complete.config);
 }

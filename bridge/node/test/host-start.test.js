@@ -1,10 +1,13 @@
 // startGuest refusing what cannot be a guest, or a start that does not complete: bad arguments before anything is
 // spawned, a guest that never answers initialize, exits during it, or whose start is abandoned; no process is left.
 import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
 import { GuestStartError, startGuest } from '../index.js';
-import { isRunning, nodeGuestCommand, testGuest } from './helpers/guests.js';
+import { isRunning, nodeGuestCommand, repo, testGuest } from './helpers/guests.js';
 
 const misbehaving = (mode) => [process.execPath, testGuest('misbehaving.js'), mode];
 
@@ -107,5 +110,50 @@ describe('startGuest failures', () => {
         return true;
       });
     }
+  });
+
+  test('a config no call could run with is refused as translate() and decide() refuse it, before anything is spawned', async (t) => {
+    const scratch = mkdtempSync(join(tmpdir(), 'mt-eval-config-'));
+    t.after(() => rmSync(scratch, { recursive: true, force: true }));
+    const spawned = join(scratch, 'spawned');
+    // (a program that says it ran, then serves the reverse fixture, which translates and decides)
+    const marking = ['/bin/sh', '-c', 'echo $$ > "$0"; exec "$@"', spawned, ...nodeGuestCommand];
+    const pair = { source_lang: 'eng', target_lang: 'spa' };
+    for (const [config, message] of [
+      ['eng-spa', 'invalid config: expected an object, got the string "eng-spa"'],
+      [[pair], 'invalid config: expected an object, got an array'],
+      [{ ...pair, batch_size: 0 }, 'invalid config: $.batch_size: must be >= 1, got 0'],
+      [{ ...pair, temperature: 3 }, 'invalid config: $.temperature: must be <= 2, got 3'],
+      [{ ...pair, temprature: 0.3 }, 'invalid config: $.temprature: unknown field "temprature"'],
+      [{ source_lang: 'English', target_lang: 'spa' }, 'invalid config: $.source_lang: "English" is not a language code'],
+    ]) {
+      await assert.rejects(startGuest(marking, { config, logger: {} }), (error) => {
+        assert.ok(error instanceof TypeError, `${JSON.stringify(config)}: ${error}`);
+        assert.equal(error.message, message);
+        return true;
+      });
+      assert.equal(existsSync(spawned), false, `${JSON.stringify(config)} spawned the guest`);
+    }
+    // a guest that decides takes a config without the language pair, as decide() does
+    const guest = await startGuest(marking, { config: { temperature: 0 }, logger: {}, closeStepMs: 500 });
+    await guest.close();
+    assert.equal(existsSync(spawned), true);
+  });
+
+  test('a config without the language pair fails the start of a guest that only translates, and the guest is ended', async (t) => {
+    const scratch = mkdtempSync(join(tmpdir(), 'mt-eval-config-'));
+    t.after(() => rmSync(scratch, { recursive: true, force: true }));
+    const pidFile = join(scratch, 'pid');
+    const translating = [...nodeGuestCommand.slice(0, 2), join(repo, 'examples', 'termbase-eng-spa')];
+    const command = ['/bin/sh', '-c', 'echo $$ > "$0"; exec "$@"', pidFile, ...translating];
+    await assert.rejects(startGuest(command, { config: { temperature: 0 }, cwd: repo, logger: {}, closeStepMs: 500 }), (error) => {
+      assert.ok(error instanceof TypeError, String(error));
+      assert.equal(error.message, 'invalid config: $.source_lang: required field "source_lang" is missing');
+      return true;
+    });
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    assert.equal(isRunning(pid), false, `guest ${pid} still running`);
+    const guest = await startGuest(translating, { config: { source_lang: 'eng', target_lang: 'spa' }, cwd: repo, logger: {} });
+    await guest.close();
   });
 });

@@ -21,7 +21,7 @@ import { decisionError, matchDecisions, rowsProblem } from '../decisions.js';
 import { methodView } from '../gold.js';
 import { CLOSED, GuestStartError, checkEntries, startGuest } from '../host.js';
 import { Slots } from '../host-gates.js';
-import { checkLoadOptions, checkOptionNames, completeLogger } from '../host-options.js';
+import { checkConfig, checkLoadOptions, checkOptionNames, completeLogger } from '../host-options.js';
 import { sendingOnlyValidText } from '../lone-surrogates.js';
 import { mergeCard } from '../contract/plugin.js';
 import { ManifestError, kebabCase, readMethodManifest } from '../manifest.js';
@@ -155,17 +155,6 @@ function bridgeCommand(manifest, options) {
 
 const LOAD_OPTIONS = ['baseDir', 'config', 'mtEval', 'guest', 'tolerance', 'logger', 'goldFields', 'watchdog'];
 
-/**
- * Throws the TypeError translate() would throw for options.config when it does not fit (decide()'s, for a plugin that
- * decides: its config may leave the language pair out), so that a config that can never run fails the load.
- */
-function checkDefaultConfig(config, manifest) {
-  if (config === undefined || config === null) return;
-  const complete = manifest.implements.includes('decide') ? completeDecisionConfig : completeRunConfig;
-  const problem = complete(config);
-  if (typeof problem === 'string') throw new TypeError(problem);
-}
-
 const isTimed = (result) => result === null || typeof result !== 'object' || result.latency_s !== undefined;
 
 /**
@@ -184,7 +173,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
   checkLoadOptions(options); // (whatever the plugin's runtime: in this process as through a guest)
   const directory = resolveMethodPlugin(nameOrPath, { baseDir: options.baseDir ?? process.cwd() });
   const manifest = readMethodManifest(directory);
-  checkDefaultConfig(options.config, manifest);
+  checkConfig(options.config, { decides: manifest.implements.includes('decide') });
   let inProcess = null;
   let moduleUse = null; // this load's share of translate.js (useMethodModule): released at close
   let guest = null;

@@ -36,8 +36,13 @@ export interface StartGuestOptions {
   cancelGraceMs?: number;
   /** Once aborted, a start still under way is abandoned: the process is ended and startGuest rejects. */
   signal?: AbortSignal;
-  /** Sent with initialize, and used by translate() and decide() when given no config. */
-  config?: RunConfig | null;
+  /**
+   * Sent with initialize, and used by translate() and decide() when given no config. One that does not fit (not an
+   * object, a field unknown or out of range) fails the start with the TypeError translate() would throw, before the
+   * guest is spawned; one without the language pair fits a guest that decides (as decide() takes it), and fails the
+   * start of a guest that only translates once it has said so at initialize (the guest is then closed).
+   */
+  config?: RunConfig | Partial<DecisionConfig> | null;
   /** Entry fields the guest must not see, besides GOLD_FIELDS (reference, references and their aliases: always removed). */
   goldFields?: readonly string[];
   /** How far from 1 decide()'s distributions may sum (default 1e-3); never renormalised. */
