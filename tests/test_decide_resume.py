@@ -1,5 +1,6 @@
 """`mt-eval decide run --resume` on a results log damaged before its end: the good lines are kept, the damaged
-ones dropped and said, their rows decided again — as `mt-eval run --resume` repairs a translation run's log."""
+ones dropped and said, their rows decided again — as `mt-eval run --resume` repairs a translation run's log; and of
+a run complete already: every file is left as it was, as `mt-eval run --resume` leaves a complete run's."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from mt_eval.cli import main
 from test_decide_run import RECORDER, REVERSE, card_of, rows, run, write_corpus
 
 
@@ -69,3 +71,59 @@ def test_a_damaged_log_read_without_resuming_says_that_resume_repairs_it(tmp_pat
         DecisionLog.read(out / "results.jsonl")
     assert str(raised.value) == (f"{out / 'results.jsonl'}: line 2 is not a result; the log is damaged: `mt-eval "
                                  "decide run ... --resume` repairs it (those rows are decided again)")
+
+
+def test_a_resume_of_a_complete_decision_run_leaves_every_file_as_it_was_and_says_so(tmp_path, capsys):
+    """As `mt-eval run --resume` of a complete run does. Before: the card was sealed again with a new finished_at,
+    ``sessions`` 2 (in run.json too) and another content hash, for a session that decided nothing."""
+    corpus = write_corpus(tmp_path / "c.jsonl", rows(4))
+    out = tmp_path / "run"
+    assert run(REVERSE, corpus, out) == 0
+    before = {name: (out / name).read_bytes() for name in ("card.json", "run.json", "results.jsonl")}
+    capsys.readouterr()
+    assert run(REVERSE, corpus, out, "--resume") == 0
+    said = capsys.readouterr()
+    assert said.out == (f"mt-eval decide run: the run in {out} is complete already: nothing to resume; its card "
+                        f"{out / 'card.json'} is unchanged\n"), said
+    assert {name: (out / name).read_bytes() for name in before} == before
+    assert json.loads(before["card.json"])["sessions"] == 1
+
+
+@pytest.mark.parametrize("change", [("--resamples", "200"), ("--ece-bins", "5"), ("--isolate",)])
+def test_a_resume_that_would_score_a_complete_run_otherwise_rewrites_its_card(tmp_path, change):
+    corpus = write_corpus(tmp_path / "c.jsonl", rows(4))
+    out = tmp_path / "run"
+    assert run(REVERSE, corpus, out) == 0
+    assert run(REVERSE, corpus, out, "--resume", *change) == 0
+    card = card_of(out)
+    assert card["sessions"] == 2 and card["errors"] == 0
+
+
+def test_a_resume_of_a_decision_run_with_failures_or_an_edited_card_rewrites_the_card(tmp_path, capsys):
+    """A row that failed keeps its result (a resume decides only the missing rows): the card is sealed again for the
+    new session, as `mt-eval run --resume` does for a partial run; so is a card whose content hash no longer holds."""
+    failing = rows(4)
+    failing[1] = {**failing[1], "state": {**failing[1]["state"], "fail": True}}
+    corpus = write_corpus(tmp_path / "c.jsonl", failing)
+    out = tmp_path / "run"
+    assert run(REVERSE, corpus, out) == 0
+    assert run(REVERSE, corpus, out, "--resume") == 0
+    card = card_of(out)
+    assert (card["sessions"], card["errors"]) == (2, 1)
+    fine = write_corpus(tmp_path / "fine.jsonl", rows(4))
+    out = tmp_path / "fine"
+    assert run(REVERSE, fine, out) == 0
+    (out / "card.json").write_text(json.dumps({**card_of(out), "errors": 1}), encoding="utf-8")
+    capsys.readouterr()
+    assert run(REVERSE, fine, out, "--resume") == 0
+    assert "nothing to resume" not in capsys.readouterr().out
+    assert (card_of(out)["sessions"], card_of(out)["errors"]) == (2, 0)
+
+
+@pytest.mark.parametrize("command", [["run"], ["decide", "run"]])
+def test_resume_help_says_what_a_resume_of_a_complete_run_does(command, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # (the help on one line each)
+    with pytest.raises(SystemExit):
+        main([*command, "--help"])
+    assert ("--resume              continue the interrupted run in --out (one that finished complete has nothing to "
+            "resume: every file is left as it was)\n") in capsys.readouterr().out

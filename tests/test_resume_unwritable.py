@@ -36,8 +36,7 @@ def test_resume_with_a_results_log_it_cannot_write_says_so_and_changes_nothing(t
                                                                                                   rows(3)))
     assert start(out, given) == 0
     log = out / "results.jsonl"
-    if command == "run":  # (a run's card not written: a complete one's resume has nothing to write)
-        (out / "card.json").unlink()
+    (out / "card.json").unlink()  # (the card not written: a complete run's resume has nothing to write)
     before = snapshot(out)
     capsys.readouterr()
     with unwritable(log):

@@ -145,12 +145,12 @@ def add_run_directory_arguments(group: argparse._ArgumentGroup, default: str) ->
     """--out, --resume, --force and --wait (see `mt_eval.harness.run_directory`)."""
     group.add_argument("--out", metavar="DIR", type=directory_name, help=f"run directory (default: {default})")
     either = group.add_mutually_exclusive_group()  # (continue the run, or delete it: not both)
-    either.add_argument("--resume", action="store_true", help="continue the interrupted run in --out")
+    either.add_argument("--resume", action="store_true", help="continue the interrupted run in --out (one that "
+                        "finished complete has nothing to resume: every file is left as it was)")
     either.add_argument("--force", action="store_true", help="start over even if --out holds results (not with "
                                                              "--resume)")
     group.add_argument("--wait", nargs="?", type=wait_seconds, const=float("inf"), metavar="SECONDS",
-                       help=f"when another process is using --out, wait for it ({WAIT_LIMIT}) instead of refusing "
-                            "at once")
+                       help=f"when another process uses --out, wait for it ({WAIT_LIMIT}) instead of refusing at once")
 
 
 def directory_name(text: str) -> str:

@@ -40,9 +40,9 @@ examples:
   mt-eval decide run --method examples/rules-grader --corpus examples/data/adequacy-decisions.jsonl \\
       --out runs/judge1 --resume --tolerance 0.01 --resamples 2000
 
-exit status: run: 0 the decision card written; 1 cannot run; 4 no question answered (its card written, with the
-reasons); 75 the run directory is in use; 130 interrupted (continue with --resume). check: 0 the scorer agrees
-with the closed forms; 1 it does not, or the corpus cannot be read
+exit status: run: 0 the decision card written (or, with --resume, complete already); 1 cannot run; 4 no question
+answered (its card written, with the reasons); 75 the run directory is in use; 130 interrupted (continue with
+--resume). check: 0 the scorer agrees with the closed forms; 1 it does not, or the corpus cannot be read
 """
 
 
@@ -123,9 +123,14 @@ def run(args: argparse.Namespace) -> int:
     if args.decide_command == "check":
         return _check(args)
     from mt_eval.decisions.session import decide_run
+    from mt_eval.harness.run_rules import RunFinished
 
     try:
         card = decide_run(decide_request(args))
+    except RunFinished as finished:  # (a --resume of a run complete already: every file left as it was)
+        from mt_eval.cli.run import said_finished
+
+        return said_finished("mt-eval decide run", finished)
     except KeyboardInterrupt as interrupted:
         if not args.force or getattr(interrupted, "message", None):
             raise

@@ -31,6 +31,7 @@ TYPE_CHECKING = False  # see mt_eval/__init__.py
 if TYPE_CHECKING:
     from mt_eval.harness.outcome import MaxErrors
     from mt_eval.harness.request import RunRequest
+    from mt_eval.harness.run_rules import RunFinished
 
 SAVED = "\nmt-eval run: interrupted; finished entries are saved."
 INTERRUPTED = f"{SAVED} Continue with the same command and --resume."
@@ -157,10 +158,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         return run_evaluation(request).exit_code
     except RunFinished as finished:
-        from mt_eval.control_chars import escaped_for_terminal
-
-        print(escaped_for_terminal(f"mt-eval run: {finished}"))  # (a path's control characters escaped)
-        return finished.exit_code
+        return said_finished("mt-eval run", finished)
     except KeyboardInterrupt as interrupted:
         if "--force" not in request.command or getattr(interrupted, "message", None):
             raise
@@ -168,6 +166,15 @@ def run(args: argparse.Namespace) -> int:
 
         again = request.command_line(drop=("--force",), add=("--resume",))
         raise InterruptedBefore(f"{SAVED} Continue with --resume in place of --force: {again}") from interrupted
+
+
+def said_finished(prog: str, finished: RunFinished) -> int:
+    """Say in one line, on standard output, that a ``--resume`` found its run complete already (``run`` and
+    ``decide run``); its exit status."""
+    from mt_eval.control_chars import escaped_for_terminal
+
+    print(escaped_for_terminal(f"{prog}: {finished}"))  # (a path's control characters escaped)
+    return finished.exit_code
 
 
 def run_request(args: argparse.Namespace) -> RunRequest | None:

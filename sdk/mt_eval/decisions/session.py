@@ -48,6 +48,7 @@ from mt_eval.harness.run_directory import (
     write_json,
 )
 from mt_eval.harness.run_lock import RunDirectoryHold
+from mt_eval.harness.run_rules import RunFinished, finished_card
 from mt_eval.harness.session import RunState, new_run_id, now
 from mt_eval.loader import LoadedMethod, load_method, runtime_label
 from mt_eval.method_start import start_method
@@ -99,7 +100,7 @@ def decide_run(request: DecideRequest) -> Path:
                             default_run_name(loaded.method_id, naming_part(corpus.path, corpus.name, corpus.sha256)))
         lock = hold.take(out)
     with lock:
-        state = _open(out, request, loaded, corpus, config, settings, load_s)
+        state = _open(out, request, loaded, corpus, config, settings, load_s, check)
         log_path = out / "results.jsonl"
         for note in repair(log_path, {row.id for row in corpus.rows}, DECISIONS):
             print(escaped_for_terminal(f"mt-eval decide run: {note}"), file=sys.stderr)
@@ -173,7 +174,7 @@ def decision_config(given: MethodSettings, *, source_lang: str | None, target_la
 
 
 def _open(out: Path, request: DecideRequest, loaded: LoadedMethod, corpus: DecisionCorpus, config: DecisionConfig,
-          settings: DecideSettings, load_s: float) -> DecideState:
+          settings: DecideSettings, load_s: float, check: SelfCheck) -> DecideState:
     fresh = DecideState(run_id=new_run_id(), started_at=now(), method_dir=str(loaded.directory.resolve()),
                         code_sha256=rc.code_sha256(loaded.directory), corpus_path=str(corpus.path.resolve()),
                         corpus_sha256=corpus.sha256, config=_as_json(config), settings=_as_json(settings),
@@ -186,8 +187,29 @@ def _open(out: Path, request: DecideRequest, loaded: LoadedMethod, corpus: Decis
                             ("the settings", state.settings, now.settings)])
 
     return open_run_directory(out, fresh, resume=request.directory.resume, force=request.directory.force,
-                              changes=changes,
-                              command="mt-eval decide run")
+                              changes=changes, command="mt-eval decide run",
+                              finished=lambda state: _refuse_finished(out, state, corpus, check, request, loaded))
+
+
+def _refuse_finished(out: Path, state: DecideState, corpus: DecisionCorpus, check: SelfCheck, request: DecideRequest,
+                     loaded: LoadedMethod) -> None:
+    """Raise `RunFinished` when ``out`` holds the card of the decision run ``state`` as its last session sealed it
+    (`finished_card`), with every question answered, from the results in its log, and scored and self-checked as
+    this resume would (the same --resamples and --ece-bins, and runtime). Otherwise (a row or question failed, a
+    card not written, out of date or edited) the resume goes on, and rewrites the card, as `mt-eval run`'s does."""
+    found = finished_card(out, state, {row.id for row in corpus.rows}, DECISIONS, keep_results=True)
+    if found is None:
+        return
+    card, log = found
+    overall = (card.get("coverage") or {}).get("overall") or {}
+    metrics = card.get("metrics") or {}
+    scored = (metrics.get("bootstrap_resamples"), metrics.get("ece_bins")) if metrics else None
+    if (card.get("card_version") == dc.CARD_VERSION and card.get("errors") == 0 and not overall.get("failed")
+            and scored in (None, (request.resamples, request.ece_bins))
+            and card.get("self_check") == msgspec.to_builtins(check)
+            and (card.get("method") or {}).get("runtime") == runtime_label(loaded.source, isolate=request.isolate)
+            and card.get("results") == msgspec.to_builtins([log.results[row.id] for row in corpus.rows])):
+        raise RunFinished.nothing_to_resume(out)
 
 
 def _as_json(value: Any) -> Any:

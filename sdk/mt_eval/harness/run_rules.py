@@ -1,7 +1,8 @@
 """What ``mt-eval run`` holds a run to: its corpus families, its freeze manifest, its latency plan and the
 headline gate. Each is settled before the method translates anything (a bad policy, a freeze that does not
 validate or does not match, a corpus whose families are malformed: the run refuses at once), and the card
-gets its family record and the gate's verdict at the end.
+gets its family record and the gate's verdict at the end. A ``--resume`` of a run with nothing left to do (a
+decision run's too: `finished_card`) leaves its card as it is.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from mt_eval.harness.freeze import FreezeManifest
     from mt_eval.harness.logged_results import LoggedResults
     from mt_eval.harness.request import RunRequest
+    from mt_eval.harness.results_log import LogKind, LogScan
     from mt_eval.harness.runcard import RunCard
     from mt_eval.loader import LoadedMethod
     from mt_eval.records import RunConfig, TranslationResult
@@ -36,6 +38,16 @@ class RunFinished(Exception):
     def __init__(self, message: str, exit_code: int) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+    @classmethod
+    def nothing_to_resume(cls, out: Path, *, withheld: bool = False) -> RunFinished:
+        """The complete run in ``out`` (``withheld``: its headline withheld by the gate, exit status 5)."""
+        from mt_eval.harness.outcome import EXIT_COMPLETE, EXIT_GATE_FAILED
+
+        card_path = out / "card.json"
+        said = f" (the gate withheld its headline: `mt-eval gate {card_path}` says why)" if withheld else ""
+        return cls(f"the run in {out} is complete already: nothing to resume; its card {card_path} is unchanged"
+                   f"{said}", EXIT_GATE_FAILED if withheld else EXIT_COMPLETE)
 
 
 @dataclass
@@ -183,40 +195,53 @@ class RunRules:
         return card
 
     def refuse_finished(self, out: Path, state: Any, entries: Sequence[dict[str, Any]]) -> None:
-        """Raise `RunFinished` when ``out`` holds the card of the complete run ``state`` (its ``run.json``, a
-        `mt_eval.harness.session.RunState`) as its last session sealed it, under the same gate policy and freeze,
-        with a result for each of ``entries`` in a log that needs no repair. Otherwise (a partial or failed run, a
-        card not written, out of date or edited) the resume goes on, and rewrites the card."""
-        import json
-
+        """Raise `RunFinished` when ``out`` holds the card of the complete run ``state`` as `finished_card` finds
+        it, under the same gate policy and freeze, with its results log (or every result) in it, and its
+        predictions written. Otherwise (a partial or failed run, a card not written, out of date or edited) the
+        resume goes on, and rewrites the card."""
         from mt_eval.harness.card_results import file_sha256
-        from mt_eval.harness.outcome import EXIT_COMPLETE, EXIT_GATE_FAILED
-        from mt_eval.harness.results_log import TRANSLATIONS, scan
-        from mt_eval.harness.verify import HASH_FIELD, canonical_sha256
+        from mt_eval.harness.results_log import TRANSLATIONS
 
-        card_path, log_path = out / "card.json", out / "results.jsonl"
         entry_ids = {str(entry["id"]) for entry in entries}
+        found = finished_card(out, state, entry_ids, TRANSLATIONS)
+        if found is None:
+            return
+        card = found[0]
+        referenced, gate, freeze = (_object(card, key) for key in ("results_log", "gate", "freeze"))
+        listed = card["results"] if isinstance(card.get("results"), list) else []
         try:
-            card = json.loads(card_path.read_bytes())
-            if not isinstance(card, dict) or card.get(HASH_FIELD) != canonical_sha256(card):
-                return
-            log = scan(log_path, TRANSLATIONS, keep=lambda result: False)
-            referenced, gate, freeze = (_object(card, key) for key in ("results_log", "gate", "freeze"))
-            listed = card["results"] if isinstance(card.get("results"), list) else []
-            sealed_log = referenced.get("sha256") == file_sha256(log_path) if referenced else \
+            sealed_log = referenced.get("sha256") == file_sha256(out / "results.jsonl") if referenced else \
                 len(listed) == len(entry_ids)
-        except (OSError, ValueError):
+        except OSError:
             return
-        ran = (card.get("run_id"), card.get("sessions"), card.get("status"))
-        if not (ran == (state.run_id, state.sessions, "complete") and sealed_log and log.ids == entry_ids
-                and not (log.needs_rewrite or log.torn_bytes or log.unterminated)
-                and (out / "predictions.txt").is_file() and gate.get("policy_sha256") in (None, self.policy.sha256)
+        if (card.get("status") == "complete" and sealed_log and (out / "predictions.txt").is_file()
+                and gate.get("policy_sha256") in (None, self.policy.sha256)
                 and freeze.get("sha256") == self.freeze_sha256):
-            return
-        withheld = gate.get("passed") is False
-        said = f" (the gate withheld its headline: `mt-eval gate {card_path}` says why)" if withheld else ""
-        raise RunFinished(f"the run in {out} is complete already: nothing to resume; its card {card_path} is "
-                          f"unchanged{said}", EXIT_GATE_FAILED if withheld else EXIT_COMPLETE)
+            raise RunFinished.nothing_to_resume(out, withheld=gate.get("passed") is False)
+
+
+def finished_card(out: Path, state: Any, ids: set[str], kind: LogKind[Any], *, keep_results: bool = False
+                  ) -> tuple[dict[str, Any], LogScan[Any]] | None:
+    """The card in ``out`` and its ``results.jsonl`` (a log of ``kind``; its results kept with ``keep_results``)
+    when the card is as the last session of ``state`` (its ``run.json``) sealed it -- its content hash holds --
+    and the log holds a result for each of ``ids``, and nothing else, and needs no repair; else None. What a
+    resume would do on top (whether the card is complete, under the same settings) is the caller's to check."""
+    import json
+
+    from mt_eval.harness.results_log import scan
+    from mt_eval.harness.verify import HASH_FIELD, canonical_sha256
+
+    try:
+        card = json.loads((out / "card.json").read_bytes())
+        if not isinstance(card, dict) or card.get(HASH_FIELD) != canonical_sha256(card):
+            return None
+        log = scan(out / "results.jsonl", kind, keep=lambda result: keep_results)
+    except (OSError, ValueError):
+        return None
+    if ((card.get("run_id"), card.get("sessions")) != (state.run_id, state.sessions) or log.ids != ids
+            or log.needs_rewrite or log.torn_bytes or log.unterminated):
+        return None
+    return card, log
 
 
 def _object(card: dict[str, Any], key: str) -> dict[str, Any]:
