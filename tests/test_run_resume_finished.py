@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from mt_eval.cli import main
 from test_run import SCRIPTED, corpus, params, run
 
@@ -68,3 +70,17 @@ def test_a_resume_rewrites_a_card_that_is_edited_or_older_than_its_log(tmp_path:
     code, resumed = run(tmp_path, *args, "--resume")
     assert code == 0 and resumed is not None and resumed.sessions == 3
     assert "dropped a torn last line" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("other", [["--resamples", "300"], ["--bootstrap", "upstream"], ["--embed-results", "never"]])
+def test_a_resume_of_a_complete_run_asked_to_score_it_otherwise_scores_it_again(tmp_path: Path, other: list[str]):
+    """A resume with other scoring options than the card's (its intervals' resamples or draws, its results embedded
+    or referenced) rewrites the card, scored as asked, as a resume did before (another --seed is another config:
+    refused)."""
+    args = ["--method", str(SCRIPTED), "--corpus", str(corpus(tmp_path))]
+    assert run(tmp_path, *args)[0] == 0
+    code, card = run(tmp_path, *args, "--resume", *other)
+    assert code == 0 and card is not None and card.sessions == 2 and card.metrics is not None
+    assert (card.metrics.bootstrap_resamples, card.metrics.bootstrap, card.results_log is not None) == (
+        300 if "300" in other else 200, "upstream" if "upstream" in other else "fast", "never" in other)
+    assert main(["verify", str(tmp_path / "run" / "card.json"), "--quiet"]) == 0

@@ -194,11 +194,12 @@ class RunRules:
         card.gate = apply_gate(card, self.policy) if scored else None
         return card
 
-    def refuse_finished(self, out: Path, state: Any, entries: Sequence[dict[str, Any]]) -> None:
+    def refuse_finished(self, out: Path, state: Any, entries: Sequence[dict[str, Any]], request: RunRequest) -> None:
         """Raise `RunFinished` when ``out`` holds the card of the complete run ``state`` as `finished_card` finds
         it, under the same gate policy and freeze, with its results log (or every result) in it, and its
-        predictions written. Otherwise (a partial or failed run, a card not written, out of date or edited) the
-        resume goes on, and rewrites the card."""
+        predictions written, and ``request`` would make the same card of it (`_card_as_asked`). Otherwise (a partial
+        or failed run, a card not written, out of date or edited, other scoring) the resume goes on, and rewrites
+        the card."""
         from mt_eval.harness.card_results import file_sha256
         from mt_eval.harness.results_log import TRANSLATIONS
 
@@ -216,8 +217,21 @@ class RunRules:
             return
         if (card.get("status") == "complete" and sealed_log and (out / "predictions.txt").is_file()
                 and gate.get("policy_sha256") in (None, self.policy.sha256)
-                and freeze.get("sha256") == self.freeze_sha256):
+                and freeze.get("sha256") == self.freeze_sha256 and _card_as_asked(card, request)):
             raise RunFinished.nothing_to_resume(out, withheld=gate.get("passed") is False)
+
+
+def _card_as_asked(card: dict[str, Any], request: RunRequest) -> bool:
+    """Whether scoring the finished run again as ``request`` asks would give the same card: its intervals drawn
+    alike (``--resamples``, ``--seed``, ``--bootstrap``), its results embedded or referenced as ``--embed-results``
+    says, and neither ``--extension`` nor ``--method-card`` given: a resume that differs scores the run again, and
+    rewrites its card, as before."""
+    metrics = _object(card, "metrics")
+    drawn = (metrics.get("bootstrap_resamples"), metrics.get("bootstrap_seed"), metrics.get("bootstrap", "fast"))
+    embedded = request.embed_results == "auto" or (request.embed_results == "always") == (
+        card.get("results_log") is None)
+    return ((not metrics or drawn == (request.resamples, request.seed, request.bootstrap)) and embedded
+            and not request.extensions and request.method_card is None)
 
 
 def finished_card(out: Path, state: Any, ids: set[str], kind: LogKind[Any], *, keep_results: bool = False

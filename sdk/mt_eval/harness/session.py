@@ -321,7 +321,7 @@ def _open_run_directory(out: Path, request: RunRequest, loaded: LoadedMethod, co
 
     return open_run_directory(out, fresh, resume=request.directory.resume, force=request.directory.force,
                               changes=changes, command="mt-eval run",
-                              finished=lambda state: rules.refuse_finished(out, state, selection.entries))
+                              finished=lambda state: rules.refuse_finished(out, state, selection.entries, request))
 
 
 def _scores(entries: Sequence[dict[str, Any]], results: LoggedResults, request: RunRequest,
