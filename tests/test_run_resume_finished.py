@@ -72,6 +72,32 @@ def test_a_resume_rewrites_a_card_that_is_edited_or_older_than_its_log(tmp_path:
     assert "dropped a torn last line" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("embed", ["always", "never"])
+def test_a_resume_of_a_complete_run_whose_log_was_edited_scores_the_log(tmp_path: Path, capsys, embed: str):
+    """A card that embeds its results is as out of date as one that references its log by hash when the log was
+    edited since: the resume scores what the log holds (it said the run complete, its card stating the old
+    results). One whose log is as sealed is left as it was, integer ids and all."""
+    path = corpus(tmp_path)
+    data = json.loads(path.read_text())
+    data["entries"][0]["id"] = 7  # (the card lists it as 7, the log as "7")
+    path.write_text(json.dumps(data))
+    args = ["--method", str(SCRIPTED), "--corpus", str(path), "--embed-results", embed]
+    assert run(tmp_path, *args)[0] == 0
+    out = tmp_path / "run"
+    before = written(out)
+    capsys.readouterr()
+    assert run(tmp_path, *args, "--resume")[0] == 0
+    assert "nothing to resume" in capsys.readouterr().out and written(out) == before
+    log = (out / "results.jsonl").read_text().splitlines()
+    edited = {**json.loads(log[1]), "predicted": "edited since"}
+    (out / "results.jsonl").write_text("\n".join([log[0], json.dumps(edited), *log[2:]]) + "\n")
+    code, card = run(tmp_path, *args, "--resume")
+    assert code == 0 and card is not None and card.sessions == 2
+    assert "nothing to resume" not in capsys.readouterr().out
+    assert "edited since" in (out / "predictions.txt").read_text()
+    assert main(["verify", str(out / "card.json"), "--quiet"]) == 0
+
+
 @pytest.mark.parametrize("other", [["--resamples", "300"], ["--bootstrap", "upstream"], ["--embed-results", "never"]])
 def test_a_resume_of_a_complete_run_asked_to_score_it_otherwise_scores_it_again(tmp_path: Path, other: list[str]):
     """A resume with other scoring options than the card's (its intervals' resamples or draws, its results embedded

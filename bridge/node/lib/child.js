@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 
 import { LONGEST_DELAY } from './lazy-timer.js';
+import { lastUnits } from './lone-surrogates.js';
 import { LineSplitter } from './protocol.js';
 
 export { LONGEST_DELAY };
@@ -23,8 +24,10 @@ export class StderrTail {
     for (const line of parts) this.#add(line.endsWith('\r') ? line.slice(0, -1) : line);
     // A line that never ends is kept in pieces, so memory stays bounded.
     while (this.partial.length > this.maxLineChars) {
-      this.#add(this.partial.slice(0, this.maxLineChars));
-      this.partial = this.partial.slice(this.maxLineChars);
+      const split = this.maxLineChars > 1 && (this.partial.charCodeAt(this.maxLineChars - 1) & 0xfc00) === 0xd800;
+      const cut = this.maxLineChars - (split ? 1 : 0);
+      this.#add(this.partial.slice(0, cut)); // (never between the two halves of a pair)
+      this.partial = this.partial.slice(cut);
     }
   }
 
@@ -35,7 +38,7 @@ export class StderrTail {
 
   text() {
     const all = this.partial ? [...this.lines, this.partial].join('\n') : this.lines.join('\n');
-    return all.length > this.maxChars ? all.slice(-this.maxChars) : all;
+    return lastUnits(all, this.maxChars);
   }
 
   #add(line) {

@@ -3,7 +3,7 @@
 import { statSync } from 'node:fs';
 
 import { failureMessage, failureType } from './guest-requests.js';
-import { capped, writable } from './lone-surrogates.js';
+import { capped, lastUnits, writable } from './lone-surrogates.js';
 import { BridgeError, ErrorCode, describe } from './protocol.js';
 
 /**
@@ -60,7 +60,7 @@ const withoutTraceHint = (tail) => tail.split('\n').filter((line) => !NODE_TRACE
 export function compactTail(tail, { lines = 5, chars = 1000 } = {}) {
   const last = withoutTraceHint(tail).filter((line) => line.trim()).slice(-lines).join(' / ');
   if (!last) return '';
-  return ` | stderr: ${last.length > chars ? `...${last.slice(-chars)}` : last}`;
+  return ` | stderr: ${last.length > chars ? `...${lastUnits(last, chars)}` : last}`;
 }
 
 /** The last lines of a stderr tail, indented, for an error message. */
@@ -68,7 +68,7 @@ export function formatTail(tail, { lines = 20, chars = 4000 } = {}) {
   let text = withoutTraceHint(tail).join('\n').trimEnd();
   if (!text) return '';
   text = text.split('\n').slice(-lines).join('\n');
-  if (text.length > chars) text = `...${text.slice(-chars)}`;
+  if (text.length > chars) text = `...${lastUnits(text, chars)}`;
   return `\n  guest stderr (last lines):\n    ${text.split('\n').join('\n    ')}`;
 }
 

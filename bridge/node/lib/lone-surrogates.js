@@ -110,6 +110,16 @@ export function capped(text) {
   return `${whole.slice(0, cut)}… (${String(more).replace(/\B(?=(\d{3})+$)/g, ',')} characters more)`;
 }
 
+/**
+ * The last `count` UTF-16 units of text (all of it when shorter), less the second half of a pair whose first half the
+ * cut left out: a tail cut inside a character begins after it, not with a lone surrogate.
+ */
+export function lastUnits(text, count) {
+  if (text.length <= count) return text;
+  const kept = text.slice(-count);
+  return (kept.charCodeAt(0) & 0xfc00) === 0xdc00 ? kept.slice(1) : kept;
+}
+
 /** text with each lone surrogate written as its escape (`caf\udce9`): valid Unicode, for an error message. */
 export const writable = (text) => (text.isWellFormed() ? text
   : text.replace(LONE, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`));

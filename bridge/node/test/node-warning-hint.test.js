@@ -1,6 +1,6 @@
 // A guest's stderr, attached to what its failure says, keeps Node's warning and drops the hint that follows it
 // ("(Use `node --trace-warnings ...` to show where the warning was created)": a command line nobody running the
-// method types).
+// method types); cut to its last characters, it begins after a character the cut went through, not with half of it.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 
 import { startGuest } from '../index.js';
-import { compactTail } from '../lib/host-failures.js';
+import { StderrTail } from '../lib/child.js';
+import { compactTail, formatTail } from '../lib/host-failures.js';
 import { CONFIG, nodeGuestCommand } from './helpers/guests.js';
 
 const HINT = '(Use `node --trace-warnings';
@@ -30,4 +31,18 @@ test('a guest that cannot start: its stderr keeps Node\'s warning, not the hint 
 test('an entry\'s one-line stderr tail keeps Node\'s warning, not the hint after it', () => {
   const tail = `(node:7) ${WARNING}\n(Use \`node --trace-warnings ...\` to show where the warning was created)\n`;
   assert.equal(compactTail(tail), ` | stderr: (node:7) ${WARNING}`);
+});
+
+test('a stderr tail cut inside a character begins after it, not with a lone surrogate', () => {
+  const emoji = '\u{1f600}'; // (two UTF-16 units)
+  const compact = compactTail(`${emoji.repeat(600)}x`); // (its last 1,000 units begin with an emoji's second half)
+  assert.ok(compact.isWellFormed(), JSON.stringify(compact.slice(0, 16)));
+  assert.equal(compact, ` | stderr: ...${emoji.repeat(499)}x`);
+  const indented = formatTail(`${emoji.repeat(2500)}x`);
+  assert.ok(indented.isWellFormed(), JSON.stringify(indented.slice(0, 50)));
+  const tail = new StderrTail({ maxChars: 8, maxLineChars: 5 });
+  tail.push(`${emoji.repeat(5)}`); // (a line that never ends, kept in pieces of 5 units at most)
+  tail.push('x');
+  assert.ok(tail.lines.every((line) => line.isWellFormed()), JSON.stringify(tail.lines));
+  assert.ok(tail.text().isWellFormed(), JSON.stringify(tail.text()));
 });

@@ -212,13 +212,30 @@ class RunRules:
         listed = card["results"] if isinstance(card.get("results"), list) else []
         try:
             sealed_log = referenced.get("sha256") == file_sha256(out / "results.jsonl") if referenced else \
-                len(listed) == len(entry_ids)
+                _lists_the_log(listed, out / "results.jsonl")
         except OSError:
             return
         if (card.get("status") == "complete" and sealed_log and (out / "predictions.txt").is_file()
                 and gate.get("policy_sha256") in (None, self.policy.sha256)
                 and freeze.get("sha256") == self.freeze_sha256 and _card_as_asked(card, request)):
             raise RunFinished.nothing_to_resume(out, withheld=gate.get("passed") is False)
+
+
+def _lists_the_log(listed: list[Any], log_path: Path) -> bool:
+    """Whether the results a card embeds (``listed``) are those its run's log holds, one for one: a log edited
+    since the card was sealed is scored again by a resume, as one the card references by its hash is."""
+    import msgspec
+
+    from mt_eval.harness.results_log import TRANSLATIONS, scan
+    from mt_eval.records import TranslationResult
+
+    logged = scan(log_path, TRANSLATIONS).results
+    try:
+        embedded = {str(item["id"]): msgspec.convert({**item, "id": str(item["id"])}, TranslationResult)
+                    for item in listed}
+    except (TypeError, KeyError, msgspec.ValidationError):
+        return False
+    return len(embedded) == len(listed) and embedded == logged
 
 
 def _card_as_asked(card: dict[str, Any], request: RunRequest) -> bool:
