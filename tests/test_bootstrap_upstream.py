@@ -110,3 +110,13 @@ def test_entries_that_failed_do_not_make_an_upstream_interval(tmp_path: Path, ca
     assert "does not verify" not in capsys.readouterr().err
     main(["gate", str(tmp_path / "up" / "card.json")])
     assert "fewer than 2 scored entries were translated (1 of 5: the others failed; score" in capsys.readouterr().out
+
+
+def test_the_gate_says_the_one_other_entry_failed(tmp_path: Path, capsys):
+    from mt_eval.cli import main
+
+    corpus = family_corpus(tmp_path / "corpus.json", scored=2, canaries=0, negatives=0)
+    run(tmp_path / "up", corpus, *params(fail=["s01"]), "--bootstrap", "upstream")
+    capsys.readouterr()
+    main(["gate", str(tmp_path / "up" / "card.json")])
+    assert "fewer than 2 scored entries were translated (1 of 2: the other failed; score" in capsys.readouterr().out

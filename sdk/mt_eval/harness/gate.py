@@ -155,9 +155,10 @@ def _scored(card: RunCard, policy: GatePolicy) -> GateCheck:
     translated = n if families is None else families.scored - families.scored_errors.numerator
     if chosen is not None and (chosen.ci_low is None or chosen.ci_high is None) and resamples > 0 and \
             card.metrics.bootstrap == "upstream" and translated < UPSTREAM_MIN_SEGMENTS:
+        failed = "" if translated == n else ": the other failed" if n - translated == 1 else ": the others failed"
         details.append(f"the headline metric {chosen.name} has no 95% interval: the upstream bootstrap gives none "
                        f"when fewer than {UPSTREAM_MIN_SEGMENTS} scored entries were translated ({translated} of {n}"
-                       f"{'' if translated == n else ': the others failed'}; score more entries)")
+                       f"{failed}; score more entries)")
     elif chosen is not None and (chosen.ci_low is None or chosen.ci_high is None):
         details.append(f"the headline metric {chosen.name} has no 95% interval (the card was scored with "
                        f"{resamples} bootstrap resamples): a headline is given with its interval, so score the run "
