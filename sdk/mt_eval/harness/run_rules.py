@@ -204,15 +204,17 @@ class RunRules:
         from mt_eval.harness.results_log import TRANSLATIONS
 
         entry_ids = {str(entry["id"]) for entry in entries}
-        found = finished_card(out, state, entry_ids, TRANSLATIONS)
+        # (the log's results kept only for a card that embeds its own, to compare: one read of the log either way)
+        found = finished_card(out, state, entry_ids, TRANSLATIONS,
+                              keep_results=lambda card: not card.get("results_log"))
         if found is None:
             return
-        card = found[0]
+        card, log = found
         referenced, gate, freeze = (_object(card, key) for key in ("results_log", "gate", "freeze"))
         listed = card["results"] if isinstance(card.get("results"), list) else []
         try:
             sealed_log = referenced.get("sha256") == file_sha256(out / "results.jsonl") if referenced else \
-                _lists_the_log(listed, out / "results.jsonl")
+                _lists_the_log(listed, log.results)
         except OSError:
             return
         if (card.get("status") == "complete" and sealed_log and (out / "predictions.txt").is_file()
@@ -221,15 +223,13 @@ class RunRules:
             raise RunFinished.nothing_to_resume(out, withheld=gate.get("passed") is False)
 
 
-def _lists_the_log(listed: list[Any], log_path: Path) -> bool:
-    """Whether the results a card embeds (``listed``) are those its run's log holds, one for one: a log edited
-    since the card was sealed is scored again by a resume, as one the card references by its hash is."""
+def _lists_the_log(listed: list[Any], logged: dict[str, Any]) -> bool:
+    """Whether the results a card embeds (``listed``) are those its run's log holds (``logged``), one for one: a log
+    edited since the card was sealed is scored again by a resume, as one the card references by its hash is."""
     import msgspec
 
-    from mt_eval.harness.results_log import TRANSLATIONS, scan
     from mt_eval.records import TranslationResult
 
-    logged = scan(log_path, TRANSLATIONS).results
     try:
         embedded = {str(item["id"]): msgspec.convert({**item, "id": str(item["id"])}, TranslationResult)
                     for item in listed}
@@ -251,9 +251,11 @@ def _card_as_asked(card: dict[str, Any], request: RunRequest) -> bool:
             and not request.extensions and request.method_card is None)
 
 
-def finished_card(out: Path, state: Any, ids: set[str], kind: LogKind[Any], *, keep_results: bool = False
+def finished_card(out: Path, state: Any, ids: set[str], kind: LogKind[Any], *,
+                  keep_results: bool | Callable[[dict[str, Any]], bool] = False
                   ) -> tuple[dict[str, Any], LogScan[Any]] | None:
-    """The card in ``out`` and its ``results.jsonl`` (a log of ``kind``; its results kept with ``keep_results``)
+    """The card in ``out`` and its ``results.jsonl`` (a log of ``kind``; its results kept with ``keep_results``,
+    or when ``keep_results(card)`` is true)
     when the card is as the last session of ``state`` (its ``run.json``) sealed it -- its content hash holds --
     and the log holds a result for each of ``ids``, and nothing else, and needs no repair; else None. What a
     resume would do on top (whether the card is complete, under the same settings) is the caller's to check."""
@@ -266,7 +268,8 @@ def finished_card(out: Path, state: Any, ids: set[str], kind: LogKind[Any], *, k
         card = json.loads((out / "card.json").read_bytes())
         if not isinstance(card, dict) or card.get(HASH_FIELD) != canonical_sha256(card):
             return None
-        log = scan(out / "results.jsonl", kind, keep=lambda result: keep_results)
+        keep = keep_results(card) if callable(keep_results) else keep_results
+        log = scan(out / "results.jsonl", kind, keep=lambda result: keep)
     except (OSError, ValueError):
         return None
     if ((card.get("run_id"), card.get("sessions")) != (state.run_id, state.sessions) or log.ids != ids
