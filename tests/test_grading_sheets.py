@@ -235,3 +235,27 @@ def test_a_key_of_a_version_this_mt_eval_does_not_read_is_refused(demo_run, tmp_
     assert f"{sheets / 'key.json'}: this key's version is 'grading-key/9'; mt-eval " in err
     assert "reads 'grading-key/1': import the sheets with the mt-eval version that exported them" in err
     assert not (tmp_path / "graded").exists()
+
+
+@pytest.mark.parametrize("form", ["csv", "jsonl"])
+def test_a_sheet_without_references_is_not_imported_as_graded_with_them(demo_run, tmp_path, capsys, form):
+    """Two exports of one run with one seed number their items alike: a sheet of the --no-reference one, imported
+    with the other's key, was recorded as graded by people who saw the references."""
+    shown, withheld = tmp_path / "shown", tmp_path / "withheld"
+    assert main(["grade", "export", str(demo_run), "--out", str(shown), "--seed", "8"]) == 0
+    assert main(["grade", "export", str(demo_run), "--out", str(withheld), "--seed", "8", "--no-reference"]) == 0
+    if form == "csv":
+        sheet = fill_csv(withheld / "sheet.csv", {0: "4", 1: "2"})
+    else:
+        lines = [json.loads(line) for line in (withheld / "sheet.jsonl").read_text().splitlines()]
+        lines[0]["answer"] = "3"
+        sheet = tmp_path / "withheld.jsonl"
+        sheet.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    assert main(["grade", "import", str(demo_run), "--key", str(shown / "key.json"), "--sheet", str(sheet),
+                 "--out", str(tmp_path / "wrong"), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert f"{sheet}: no reference on this sheet, but its key was exported with references" in err, err
+    assert "--no-reference export?" in err and not (tmp_path / "wrong").exists()
+    assert main(["grade", "import", str(demo_run), "--key", str(withheld / "key.json"), "--sheet", str(sheet),
+                 "--out", str(tmp_path / "right"), "--quiet"]) == 0
+    assert grading_card(tmp_path / "right")["blinding"]["with_reference"] is False

@@ -150,10 +150,11 @@ def read_key(path: str | Path) -> GradingKey:
 SHOWN = ("source", "candidate", "reference")  # what a sheet shows of an item, compared with the export's
 
 
-def _answers_in(path: Path, data: bytes, question: Question, name: str, items: dict[str, dict[str, Any]]
-                ) -> tuple[dict[str, list[float]], list[str]]:
+def _answers_in(path: Path, data: bytes, question: Question, name: str, items: dict[str, dict[str, Any]],
+                with_reference: bool = False) -> tuple[dict[str, list[float]], list[str]]:
     """The answered items of one sheet (its bytes: item → distribution) and every problem found in it. ``items``
-    is what the export showed of each item: a row that shows other texts belongs to another export."""
+    is what the export showed of each item: a row that shows other texts belongs to another export, and a sheet
+    without references, when the key says its export showed them (``with_reference``), to a --no-reference one."""
     try:  # UTF-8, or the UTF-16 with its byte order mark a spreadsheet's "Unicode text" is saved in
         text = data.decode("utf-16") if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) \
             else data.decode("utf-8-sig")
@@ -164,6 +165,11 @@ def _answers_in(path: Path, data: bytes, question: Question, name: str, items: d
         return {}, [f"{path}: {not_utf8(data, exc)}: save the sheet as UTF-8 (a spreadsheet's \"CSV UTF-8\")"]
     reading = _csv_rows if path.suffix.lower() == ".csv" else _jsonl_rows
     rows, problems = reading(path, text, name)
+    referenced = [shown for _, item, _, shown in rows if "reference" in items.get(str(item).strip(), {})]
+    if with_reference and referenced and not any("reference" in shown for shown in referenced):
+        return {}, [*problems, f"{path}: no reference on this sheet, but its key was exported with references: the "
+                    "grading card would say the graders saw them. Is it a sheet of a --no-reference export? Import "
+                    "it with the key.json exported beside it (a reference column a grader removed: put it back)"]
     found: dict[str, list[float]] = {}
     strangers: list[str] = []
     for where, item, answer, shown in rows:
@@ -355,7 +361,7 @@ def import_sheets(request: GradeRequest) -> Path:
                             "once. If two graders truly answered alike, tell their sheets apart with a comment")
             continue
         seen_contents[digest] = path
-        answers, found = _answers_in(path, data, question, rubric.name, exported)
+        answers, found = _answers_in(path, data, question, rubric.name, exported, key.with_reference)
         problems.extend(found)
         for item, distribution in answers.items():
             totals.setdefault(item, []).append(distribution)
