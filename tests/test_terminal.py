@@ -44,6 +44,19 @@ def test_the_result_goes_to_stdout_and_the_rest_to_stderr(tmp_path):
     assert "contamination check" not in done.stdout and "36/36" not in done.stdout
     assert "contamination check: clean" in done.stderr and "lexicon-eng-spa: 36/36 in " in done.stderr
     assert "corpus eng-spa-demo.json: JSON" in done.stderr
+    shown = os.path.relpath(tmp_path / "run" / "card.json")
+    shown = shown if not shown.startswith("../..") else str(tmp_path / "run" / "card.json")
+    nexts = done.stderr.splitlines()[-3:]  # what the card is for next: guidance, so on stderr, and not --quiet
+    assert nexts[0] == "next:" and nexts[1].endswith(f" verify {shown}    # its hash, results and scores checked again")
+    assert nexts[2].endswith(f" publish {shown}   # onto the leaderboard (the `leaderboard` command shows it)")
+    assert nexts[1].startswith(("  mt-eval verify ", f"  {sys.executable} -m mt_eval.cli verify "))  # (as it ran)
+
+
+def test_next_steps_leave_out_publishing_a_card_whose_headline_the_gate_withheld(tmp_path):
+    done = mt_eval("run", "--demo", "--limit", "5", "--out", str(tmp_path / "run"))
+    assert done.returncode == 5, done.stderr
+    nexts = done.stderr.splitlines()[done.stderr.splitlines().index("next:"):]
+    assert len(nexts) == 2 and " verify " in nexts[1] and "publish" not in done.stderr
 
 
 def test_quiet_hides_progress_not_the_result(tmp_path):

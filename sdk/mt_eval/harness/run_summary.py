@@ -1,11 +1,13 @@
 """What ``mt-eval run`` prints at its end (`print_summary`): what ran and its scores, eligibility and latency
 (`summary_lines`), the families and whether the headline passed the gate (`print_gate`), and last where the run
 card and predictions are. This is the run's result: it goes to standard output, also under ``--quiet``; progress, logs,
-warnings and the failures go to standard error, so ``mt-eval run ... > result.txt`` keeps only the result."""
+warnings, the failures and the next commands (`next_steps`) go to standard error, so ``mt-eval run ... > result.txt``
+keeps only the result."""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import TextIO
 
@@ -62,6 +64,24 @@ def print_summary(card: RunCard, out: Path, stream: TextIO, *, quiet: bool = Fal
                  f"  predictions  {_shown(out / 'predictions.txt')} (one line per entry, in corpus order)\n")
     stream.write(escaped_for_terminal(result.getvalue()))
     stream.flush()
+    if not quiet and card.status == "complete" and card.metrics is not None:
+        sys.stderr.write(escaped_for_terminal(next_steps(card, out / "card.json")))
+
+
+def next_steps(card: RunCard, card_path: Path) -> str:
+    """What a scored run's card is for next, as commands to paste: verify it, and (its headline passed the gate)
+    publish it. Guidance, not the result: it goes to standard error, and ``--quiet`` leaves it out."""
+    import shlex
+
+    from mt_eval.scaffold import commands_here
+
+    mt_eval, shown = commands_here()[0], shlex.quote(_shown(card_path))
+    commands = {f"{mt_eval} verify {shown}": "its hash, results and scores checked again"}
+    if card.gate is None or card.gate.passed:  # (publish refuses a card whose headline failed the gate)
+        commands[f"{mt_eval} publish {shown}"] = "onto the leaderboard (the `leaderboard` command shows it)"
+    width = max(map(len, commands))
+    lines = ["next:", *(f"  {command.ljust(width)}   # {why}" for command, why in commands.items())]
+    return "\n".join(lines) + "\n"
 
 
 def _shown(path: Path) -> str:
