@@ -116,7 +116,12 @@ export function serveResolved(resolved, { maxLineBytes = DEFAULT_MAX_LINE_BYTES 
   process.stdin.on('data', (chunk) => server.push(chunk));
   process.stdin.on('end', () => { inputEnded = true; server.end(); });
   process.stdin.on('error', () => { inputEnded = true; server.end(); });
-  process.stdout.on('error', () => exit(1)); // the host stopped reading: nobody to answer
+  // Answers that cannot be written: the reader gone (`| head`, a host that closed its end) ends the guest quietly with
+  // 141, as `mt-eval serve` does; any other failure (a full disk) is said once, and the guest stops with 1.
+  process.stdout.on('error', (error) => {
+    if (error.code !== 'EPIPE') log(`cannot write the answers: ${error.message}; stopping`);
+    exit(error.code === 'EPIPE' ? 141 : 1);
+  });
   // What a method throws from a timer or leaves rejected fails nothing in flight: it is logged and the guest serves on,
   // as the Python guest's event loop logs an exception in a callback (an uncaught one would end the process, and with
   // it every call in flight). No call's error says it, so it is written as the method's own output, which hosts show.
