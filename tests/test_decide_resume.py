@@ -87,9 +87,13 @@ def test_a_resume_of_a_complete_decision_run_leaves_every_file_as_it_was_and_say
                         f"{out / 'card.json'} is unchanged\n"), said
     assert {name: (out / name).read_bytes() for name in before} == before
     assert json.loads(before["card.json"])["sessions"] == 1
+    # --isolate now: no row runs, so the card still says where its rows ran (before, it was rewritten "isolated")
+    assert run(REVERSE, corpus, out, "--resume", "--isolate") == 0
+    assert "nothing to resume" in capsys.readouterr().out
+    assert {name: (out / name).read_bytes() for name in before} == before
 
 
-@pytest.mark.parametrize("change", [("--resamples", "200"), ("--ece-bins", "5"), ("--isolate",)])
+@pytest.mark.parametrize("change", [("--resamples", "200"), ("--ece-bins", "5")])
 def test_a_resume_that_would_score_a_complete_run_otherwise_rewrites_its_card(tmp_path, change):
     corpus = write_corpus(tmp_path / "c.jsonl", rows(4))
     out = tmp_path / "run"

@@ -195,8 +195,9 @@ def _refuse_finished(out: Path, state: DecideState, corpus: DecisionCorpus, chec
                      loaded: LoadedMethod) -> None:
     """Raise `RunFinished` when ``out`` holds the card of the decision run ``state`` as its last session sealed it
     (`finished_card`), with every question answered, from the results in its log, and scored and self-checked as
-    this resume would (the same --resamples and --ece-bins, and runtime). Otherwise (a row or question failed, a
-    card not written, out of date or edited) the resume goes on, and rewrites the card, as `mt-eval run`'s does."""
+    this resume would (the same --resamples and --ece-bins). Otherwise (a row or question failed, a card not written,
+    out of date or edited) the resume goes on, and rewrites the card, as `mt-eval run`'s does. An --isolate given now
+    changes nothing: no row would run, and the card keeps the runtime its rows were decided in."""
     found = finished_card(out, state, {row.id for row in corpus.rows}, DECISIONS, keep_results=True)
     if found is None:
         return
@@ -207,7 +208,6 @@ def _refuse_finished(out: Path, state: DecideState, corpus: DecisionCorpus, chec
     if (card.get("card_version") == dc.CARD_VERSION and card.get("errors") == 0 and not overall.get("failed")
             and scored in (None, (request.resamples, request.ece_bins))
             and card.get("self_check") == msgspec.to_builtins(check)
-            and (card.get("method") or {}).get("runtime") == runtime_label(loaded.source, isolate=request.isolate)
             and card.get("results") == msgspec.to_builtins([log.results[row.id] for row in corpus.rows])):
         raise RunFinished.nothing_to_resume(out)
 
