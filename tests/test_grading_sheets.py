@@ -4,6 +4,7 @@ another grading)."""
 
 from __future__ import annotations
 
+import csv
 import json
 
 import pytest
@@ -259,3 +260,45 @@ def test_a_sheet_without_references_is_not_imported_as_graded_with_them(demo_run
     assert main(["grade", "import", str(demo_run), "--key", str(withheld / "key.json"), "--sheet", str(sheet),
                  "--out", str(tmp_path / "right"), "--quiet"]) == 0
     assert grading_card(tmp_path / "right")["blinding"]["with_reference"] is False
+
+
+@pytest.mark.parametrize("form", ["csv", "jsonl"])
+def test_a_sheet_whose_references_are_all_blank_is_not_imported_as_graded_with_them(demo_run, tmp_path, capsys, form):
+    """A reference column kept but emptied (every cell blank, or "" in every row's state) shows the graders no more
+    references than one removed: the grading card would say they saw them."""
+    sheets = tmp_path / "sheets"
+    assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "8"]) == 0
+    if form == "csv":
+        with fill_csv(sheets / "sheet.csv", {0: "4", 1: "2"}).open(encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+        sheet = tmp_path / "blank.csv"
+        with sheet.open("w", encoding="utf-8", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
+            writer.writeheader()
+            writer.writerows({**row, "reference": ""} for row in rows)
+    else:
+        rows = [json.loads(line) for line in (sheets / "sheet.jsonl").read_text().splitlines()]
+        rows[0]["answer"] = "3"
+        sheet = tmp_path / "blank.jsonl"
+        sheet.write_text("".join(json.dumps({**row, "state": {**row["state"], "reference": ""}}) + "\n"
+                                 for row in rows))
+    assert main(["grade", "import", str(demo_run), "--key", str(sheets / "key.json"), "--sheet", str(sheet),
+                 "--out", str(tmp_path / "wrong"), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert f"{sheet}: no reference on this sheet, but its key was exported with references" in err, err
+    assert "a reference column a grader removed or emptied: put it back" in err and not (tmp_path / "wrong").exists()
+
+
+def test_a_sheet_of_items_and_answers_alone_imports_with_a_key_that_showed_references(demo_run, tmp_path):
+    """A tool that writes only each item and its answer shows no texts at all: nothing tells which export it answered,
+    and it is taken as before, not refused as a --no-reference export's sheet."""
+    sheets = tmp_path / "sheets"
+    assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "8"]) == 0
+    rows = [json.loads(line) for line in (sheets / "sheet.jsonl").read_text().splitlines()]
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"item": rows[0]["item"], "answer": "3"}) + "\n")
+    table = tmp_path / "answers.csv"
+    table.write_text(f"item,adequacy\n{rows[1]['item']},4\n")
+    assert main(["grade", "import", str(demo_run), "--key", str(sheets / "key.json"), "--sheet", str(answers),
+                 "--sheet", str(table), "--out", str(tmp_path / "human"), "--quiet"]) == 0
+    assert grading_card(tmp_path / "human")["summary"]["graded"] == 2

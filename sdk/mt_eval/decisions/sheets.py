@@ -154,7 +154,8 @@ def _answers_in(path: Path, data: bytes, question: Question, name: str, items: d
                 with_reference: bool = False) -> tuple[dict[str, list[float]], list[str]]:
     """The answered items of one sheet (its bytes: item → distribution) and every problem found in it. ``items``
     is what the export showed of each item: a row that shows other texts belongs to another export, and a sheet
-    without references, when the key says its export showed them (``with_reference``), to a --no-reference one."""
+    that shows the texts but no reference, when the key says its export showed them (``with_reference``), to a
+    --no-reference one."""
     try:  # UTF-8, or the UTF-16 with its byte order mark a spreadsheet's "Unicode text" is saved in
         text = data.decode("utf-16") if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) \
             else data.decode("utf-8-sig")
@@ -165,11 +166,14 @@ def _answers_in(path: Path, data: bytes, question: Question, name: str, items: d
         return {}, [f"{path}: {not_utf8(data, exc)}: save the sheet as UTF-8 (a spreadsheet's \"CSV UTF-8\")"]
     reading = _csv_rows if path.suffix.lower() == ".csv" else _jsonl_rows
     rows, problems = reading(path, text, name)
-    referenced = [shown for _, item, _, shown in rows if "reference" in items.get(str(item).strip(), {})]
-    if with_reference and referenced and not any("reference" in shown for shown in referenced):
+    # (a sheet of answers alone, its texts dropped by a tool that writes only items and answers, cannot tell)
+    showing = [shown for _, item, _, shown in rows if _text(items.get(str(item).strip(), {}).get("reference"))
+               and any(_text(shown.get(field)) for field in ("source", "candidate"))]
+    if with_reference and showing and not any(_text(shown.get("reference")) for shown in showing):
         return {}, [*problems, f"{path}: no reference on this sheet, but its key was exported with references: the "
                     "grading card would say the graders saw them. Is it a sheet of a --no-reference export? Import "
-                    "it with the key.json exported beside it (a reference column a grader removed: put it back)"]
+                    "it with the key.json exported beside it (a reference column a grader removed or emptied: put "
+                    "it back)"]
     found: dict[str, list[float]] = {}
     strangers: list[str] = []
     for where, item, answer, shown in rows:
@@ -311,14 +315,16 @@ def _level_name(answer: Any) -> Any:
 def _shown_otherwise(shown: dict[str, Any], exported: dict[str, Any]) -> str | None:
     """The first text a sheet's row shows other than the export showed of its item (a column a grader
     removed or left empty is not compared), or None."""
-    def text(value: Any) -> str:
-        return "" if value is None else str(value).replace("\r\n", "\n").strip()
-
     for field in SHOWN:
-        given = text(shown.get(field))
-        if given and given != text(exported.get(field)):
+        given = _text(shown.get(field))
+        if given and given != _text(exported.get(field)):
             return field
     return None
+
+
+def _text(value: Any) -> str:
+    """A text a sheet shows, as compared with the export's: its line ends and the spaces at its ends aside."""
+    return "" if value is None else str(value).replace("\r\n", "\n").strip()
 
 
 def import_sheets(request: GradeRequest) -> Path:
