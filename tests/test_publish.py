@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -302,3 +303,26 @@ def test_a_directory_without_card_json_says_what_it_holds_not_is_a_directory(car
     (tmp_path / "empty").mkdir()
     assert publish(str(tmp_path / "empty"), "--db", db) == 1
     assert "this directory holds no card.json, so it is not a run directory" in capsys.readouterr().err
+
+
+def test_next_steps_paste_as_they_are_with_the_runs_policy_and_extensions(tmp_path):
+    """Before: `publish CARD` gated the card under the shipped policy, not the run's --policy, and refused it; and
+    `verify CARD` left the metrics of the run's --extension unchecked."""
+    (tmp_path / "small.json").write_text('{"name": "small", "min_scored": 1, "min_canaries": 0, "min_negatives": 0}')
+    (tmp_path / "ratio_metric.py").write_text("from mt_eval.hookspecs import hookimpl\n\n\n@hookimpl\ndef "
+                                              "register_metrics(register):\n    register('ratio', lambda h, r: 0.5)\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "MT_EVAL_DB": str(tmp_path / "board.db")}
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "run", "--demo", "--limit", "5", "--out", "it's run",
+                           "--policy", "small.json", "--extension", "ratio_metric", "--resamples", "50"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    verify_command, publish_command = (line.partition("   # ")[0].strip() for line in lines[lines.index("next:") + 1:])
+    assert verify_command.endswith(" verify 'it'\"'\"'s run/card.json' --extension ratio_metric"), verify_command
+    assert publish_command.endswith(" publish 'it'\"'\"'s run/card.json' --policy small.json --extension ratio_metric")
+    verified = subprocess.run(shlex.split(verify_command), cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=180)
+    assert verified.returncode == 0 and "not recomputed" not in verified.stderr + verified.stdout, verified.stderr
+    published = subprocess.run([*shlex.split(publish_command), "--no-input"], cwd=tmp_path, env=env,
+                               capture_output=True, text=True, timeout=180)
+    assert published.returncode == 0, published.stderr

@@ -48,11 +48,11 @@ def summary_lines(card: RunCard) -> list[str]:
     return lines
 
 
-def print_summary(card: RunCard, out: Path, stream: TextIO, *, quiet: bool = False, policy: Path | None = None
-                  ) -> None:
+def print_summary(card: RunCard, out: Path, stream: TextIO, *, quiet: bool = False, policy: Path | None = None,
+                  extensions: tuple[str, ...] = ()) -> None:
     """The whole result: `summary_lines`, `print_gate` (``policy``: the gate's policy file, None for the shipped
     one), then the run card's and the predictions' paths; their control and invisible characters (of a path, of
-    the method's id) escaped, so that none acts on the terminal."""
+    the method's id) escaped, so that none acts on the terminal. Then `next_steps` (``extensions``: the run's)."""
     import io
 
     from mt_eval.control_chars import escaped_for_terminal
@@ -65,20 +65,25 @@ def print_summary(card: RunCard, out: Path, stream: TextIO, *, quiet: bool = Fal
     stream.write(escaped_for_terminal(result.getvalue()))
     stream.flush()
     if not quiet and card.status == "complete" and card.metrics is not None:
-        sys.stderr.write(escaped_for_terminal(next_steps(card, out / "card.json")))
+        sys.stderr.write(escaped_for_terminal(next_steps(card, out / "card.json", policy, extensions)))
 
 
-def next_steps(card: RunCard, card_path: Path) -> str:
+def next_steps(card: RunCard, card_path: Path, policy: Path | None = None, extensions: tuple[str, ...] = ()) -> str:
     """What a scored run's card is for next, as commands to paste: verify it, and (its headline passed the gate)
-    publish it. Guidance, not the result: it goes to standard error, and ``--quiet`` leaves it out."""
+    publish it, with the run's extensions (their metrics are recomputed only with them) and, to publish, its gate
+    policy (publish gates under the shipped one otherwise). Guidance, not the result: it goes to standard error,
+    and ``--quiet`` leaves it out."""
     import shlex
 
     from mt_eval.scaffold import commands_here
 
     mt_eval, shown = commands_here()[0], shlex.quote(_shown(card_path))
-    commands = {f"{mt_eval} verify {shown}": "its hash, results and scores checked again"}
+    enabled = "".join(f" --extension {shlex.quote(module)}" for module in extensions)
+    commands = {f"{mt_eval} verify {shown}{enabled}": "its hash, results and scores checked again"}
     if card.gate is None or card.gate.passed:  # (publish refuses a card whose headline failed the gate)
-        commands[f"{mt_eval} publish {shown}"] = "onto the leaderboard (the `leaderboard` command shows it)"
+        gated = f" --policy {shlex.quote(str(policy))}" if policy is not None else ""
+        commands[f"{mt_eval} publish {shown}{gated}{enabled}"] = ("onto the leaderboard (the `leaderboard` command "
+                                                                  "shows it)")
     width = max(map(len, commands))
     lines = ["next:", *(f"  {command.ljust(width)}   # {why}" for command, why in commands.items())]
     return "\n".join(lines) + "\n"

@@ -292,7 +292,7 @@ def _run_locked(run: _Run) -> RunReport:
     code = oc.exit_status(status, errors, len(counted), request.max_errors)
     if code == oc.EXIT_COMPLETE and run_card.gate is not None and not run_card.gate.passed:
         code = oc.EXIT_GATE_FAILED  # the run completed; its headline is withheld
-    print_summary(run_card, out, sys.stdout, quiet=request.quiet, policy=request.policy)  # (stdout, --quiet or not)
+    print_summary(run_card, out, sys.stdout, quiet=request.quiet, policy=request.policy, extensions=request.extensions)
     oc.print_failures(run_card.failures or [], errors, len(counted), sys.stderr, controls=len(results) - len(counted))
     if status != "complete":
         print(oc.verdict(status, code, errors, len(counted), request.max_errors), file=sys.stderr)
