@@ -117,10 +117,14 @@ export function serveResolved(resolved, { maxLineBytes = DEFAULT_MAX_LINE_BYTES 
   process.stdin.on('end', () => { inputEnded = true; server.end(); });
   process.stdin.on('error', () => { inputEnded = true; server.end(); });
   // Answers that cannot be written: the reader gone (`| head`, a host that closed its end) ends the guest quietly with
-  // 141, as `mt-eval serve` does; any other failure (a full disk) is said once, and the guest stops with 1.
+  // 141, as `mt-eval serve` does; any other failure (a full disk) is said once, and the guest stops with 1 — in either
+  // case once what is queued for stderr (the method's output, that line) is written, as at every exit.
+  let stopping = false;
   process.stdout.on('error', (error) => {
+    if (stopping) return;
+    stopping = true;
     if (error.code !== 'EPIPE') log(`cannot write the answers: ${error.message}; stopping`);
-    exit(error.code === 'EPIPE' ? 141 : 1);
+    afterStderrFlushed(() => exit(error.code === 'EPIPE' ? 141 : 1));
   });
   // What a method throws from a timer or leaves rejected fails nothing in flight: it is logged and the guest serves on,
   // as the Python guest's event loop logs an exception in a callback (an uncaught one would end the process, and with

@@ -2,7 +2,8 @@
 // end) ends it quietly with 141; a full disk is said once on stderr, and it stops with 1.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
@@ -14,9 +15,9 @@ const initialize = `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initializ
   params: { protocol_versions: ['mt-eval-bridge/1'], config: CONFIG } })}\n`;
 
 // The guest given an initialize request and its stdin left open: {status, stderr} once it has exited.
-function served({ stdout = 'pipe', closeStdout = false } = {}) {
+function served({ stdout = 'pipe', closeStdout = false, method = reverseFixture } = {}) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, reverseFixture], { stdio: ['pipe', stdout, 'pipe'] });
+    const child = spawn(process.execPath, [bin, method], { stdio: ['pipe', stdout, 'pipe'] });
     if (closeStdout) child.stdout.destroy(); // (the reader is gone before the answer is written)
     let stderr = '';
     child.stderr.on('data', (chunk) => { stderr += chunk; });
@@ -39,3 +40,21 @@ test('answers that cannot be written (a full disk): said in one line, exit statu
   assert.equal(run.status, 1, run.stderr);
   assert.match(run.stderr, /^mt-eval-guest: cannot write the answers: .*no space left on device.*; stopping$/im);
 });
+
+test('a guest stopped by answers it cannot write first writes out what is queued for its stderr', { skip: noFull },
+  async (t) => {
+    // A method that writes a megabyte to stderr as it loads: more than a pipe holds, so most of it is still queued
+    // when the initialize answer fails (before, the guest exited at once, and that and its own line were lost).
+    const method = mkdtempSync(join(tmpdir(), 'mt-eval-loud-'));
+    t.after(() => rmSync(method, { recursive: true, force: true }));
+    writeFileSync(join(method, 'method.json'), JSON.stringify({ name: 'Loud', method_id: 'loud',
+      node_entry: 'translate.js', implements: ['translate'], dependency_class: 'S', dependencies: [] }));
+    writeFileSync(join(method, 'translate.js'), "process.stderr.write(`${'x'.repeat(1 << 20)}\\n`);\n"
+      + 'export const translate = async (entries) => entries.map(({ id, source }) => ({ id, predicted: source }));\n');
+    const full = openSync('/dev/full', 'w');
+    t.after(() => closeSync(full));
+    const run = await served({ stdout: full, method });
+    assert.equal(run.status, 1, run.stderr.slice(-300));
+    assert.ok(run.stderr.startsWith(`${'x'.repeat(1 << 20)}\n`), `${run.stderr.length} bytes on stderr`);
+    assert.match(run.stderr, /\nmt-eval-guest: cannot write the answers: .*no space left on device.*; stopping\n$/i);
+  });
