@@ -188,11 +188,11 @@ def _open(out: Path, request: DecideRequest, loaded: LoadedMethod, corpus: Decis
 
     return open_run_directory(out, fresh, resume=request.directory.resume, force=request.directory.force,
                               changes=changes, command="mt-eval decide run",
-                              finished=lambda state: _refuse_finished(out, state, corpus, check, request, loaded))
+                              finished=lambda state: _refuse_finished(out, state, corpus, check, request))
 
 
-def _refuse_finished(out: Path, state: DecideState, corpus: DecisionCorpus, check: SelfCheck, request: DecideRequest,
-                     loaded: LoadedMethod) -> None:
+def _refuse_finished(out: Path, state: DecideState, corpus: DecisionCorpus, check: SelfCheck, request: DecideRequest
+                     ) -> None:
     """Raise `RunFinished` when ``out`` holds the card of the decision run ``state`` as its last session sealed it
     (`finished_card`), with every question answered, from the results in its log, and scored and self-checked as
     this resume would (the same --resamples and --ece-bins). Otherwise (a row or question failed, a card not written,
