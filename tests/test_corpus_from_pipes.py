@@ -305,3 +305,19 @@ def test_verify_gate_and_compare_read_a_piped_corpus_once_for_every_card(tmp_pat
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, (command[0], done.stdout, done.stderr)
         assert "is empty" not in done.stdout + done.stderr
+
+
+def test_a_run_on_standard_input_says_to_give_the_corpus_and_verifies_with_it(tmp_path: Path):
+    """The run's next commands name no file for a corpus read from standard input: they ask for it (``--corpus
+    FILE``). Before, they did not, and the card, given the file, did not verify when the corpus names itself as its
+    file is named ("eng-spa-demo" in eng-spa-demo.json): its name was taken for the file's, read again as
+    "standard input"."""
+    ran = subprocess.run([sys.executable, "-m", "mt_eval.cli", "run", "--method", str(REPO / "examples" /
+                          "lexicon-eng-spa"), "--corpus", "-", "--out", "run", "--resamples", "50"],
+                         input=DEMO.read_text(), capture_output=True, text=True, timeout=180, cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    nexts = ran.stderr.splitlines()[ran.stderr.splitlines().index("next:") + 1:]
+    commands = [line.partition("   # ")[0].split() for line in nexts[:2]]
+    assert [command[-3:] for command in commands] == [["run/card.json", "--corpus", "FILE"]] * 2
+    assert nexts[2:] == ["  (FILE: the corpus file the run read from standard input)"]
+    assert main(["verify", str(tmp_path / "run" / "card.json"), "--corpus", str(DEMO)]) == 0

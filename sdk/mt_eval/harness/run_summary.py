@@ -77,7 +77,8 @@ def next_steps(card: RunCard, card_path: Path, policy: Path | None = None, exten
 
     from mt_eval.scaffold import commands_here
 
-    mt_eval, shown = commands_here()[0], shlex.quote(_shown(card_path))
+    given, why = _streamed_corpus(card)
+    mt_eval, shown = commands_here()[0], shlex.quote(_shown(card_path)) + given
     enabled = "".join(f" --extension {shlex.quote(module)}" for module in extensions)
     commands = {f"{mt_eval} verify {shown}{enabled}": "its hash, results and scores checked again"}
     if card.gate is None or card.gate.passed:  # (publish refuses a card whose headline failed the gate)
@@ -85,8 +86,26 @@ def next_steps(card: RunCard, card_path: Path, policy: Path | None = None, exten
         commands[f"{mt_eval} publish {shown}{gated}{enabled}"] = ("onto the leaderboard (the `leaderboard` command "
                                                                   "shows it)")
     width = max(map(len, commands))
-    lines = ["next:", *(f"  {command.ljust(width)}   # {why}" for command, why in commands.items())]
+    lines = ["next:", *(f"  {command.ljust(width)}   # {what}" for command, what in commands.items())]
+    if why:
+        lines.append(f"  ({why})")
     return "\n".join(lines) + "\n"
+
+
+def _streamed_corpus(card: RunCard) -> tuple[str, str]:
+    """The corpus options a pasted command needs when the run read a corpus file from a stream (standard input, a
+    pipe), which nothing names for it to read again — ``--corpus FILE``, or ``--source-file`` and
+    ``--reference-file`` for parallel text — and what to give for them; ("", "") when the card names its files."""
+    from mt_eval.corpus.files import stream_name
+
+    files = card.corpus.reading.files if card.corpus.reading is not None else []
+    given = {facts.role: facts.path for facts in files} or {"corpus": card.corpus.path}
+    streams = sorted({name for path in given.values() if (name := stream_name(Path(path))) is not None})
+    if not streams:
+        return "", ""
+    if "corpus" in given:
+        return " --corpus FILE", f"FILE: the corpus file the run read from {streams[0]}"
+    return " --source-file SRC --reference-file REF", f"SRC, REF: the files the run read from {', '.join(streams)}"
 
 
 def _shown(path: Path) -> str:

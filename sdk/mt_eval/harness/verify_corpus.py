@@ -147,6 +147,8 @@ def _reading_differs(result: Verification, card: RunCard, source: Any) -> list[s
     facts = reading_facts(source)
     said: dict[str, Any] = {"$.corpus.name": card.corpus.name, "$.corpus.license": card.corpus.license}
     named = source.name if source.name != display_name(Path(source.path)) else display_name(Path(card.corpus.path))
+    if card.corpus.name == source.name:  # (named so in it, as its file is named too: read from standard input, say)
+        named = source.name
     again: dict[str, Any] = {"$.corpus.name": named, "$.corpus.license": source.license}  # (named in it, or its file)
     if card.selection is not None:  # (else the tallies count the corpus's entries by the results)
         said["$.corpus.entries"], again["$.corpus.entries"] = card.corpus.entries, len(source.entries)
