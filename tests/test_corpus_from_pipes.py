@@ -321,3 +321,24 @@ def test_a_run_on_standard_input_says_to_give_the_corpus_and_verifies_with_it(tm
     assert [command[-3:] for command in commands] == [["run/card.json", "--corpus", "FILE"]] * 2
     assert nexts[2:] == ["  (FILE: the corpus file the run read from standard input)"]
     assert main(["verify", str(tmp_path / "run" / "card.json"), "--corpus", str(DEMO)]) == 0
+
+
+def test_parallel_text_on_standard_input_and_its_next_commands(tmp_path: Path):
+    """``--source-file -`` is standard input, as ``--corpus -`` is (before: a file named "-", not found), not for both
+    files at once; the run's next commands ask for the file it read from standard input, and name the other."""
+    (tmp_path / "ref.txt").write_text("".join(f"{reference}\n" for _, reference in TEXTS))
+    sources = "".join(f"{source}\n" for source, _ in TEXTS)
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "mt_eval.cli", "run", "--method", SCRIPTED, "--pair", "eng>spa",
+                               "--resamples", "50", "--latency-sample", "0", "--no-contamination-check", *LENIENT,
+                               *args], input=sources, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+
+    both = run("--source-file", "-", "--reference-file", "-")
+    assert both.returncode == 2 and "standard input is --source-file's already" in both.stderr, both.stderr
+    ran = run("--source-file", "-", "--reference-file", "ref.txt", "--out", "run")
+    assert ran.returncode == 0, ran.stderr
+    nexts = ran.stderr.splitlines()[ran.stderr.splitlines().index("next:") + 1:]
+    assert nexts[0].partition("   # ")[0].split()[-5:] == ["run/card.json", "--source-file", "SRC", "--reference-file",
+                                                          "ref.txt"]
+    assert nexts[-1] == "  (SRC: the source file the run read from standard input)"

@@ -62,9 +62,9 @@ def add_corpus_arguments(parser: argparse.ArgumentParser, *, file_flag: bool = T
     either = group.add_mutually_exclusive_group() if file_flag else group  # (a corpus file, or parallel text)
     if file_flag:
         either.add_argument("--corpus", metavar="FILE", type=corpus_file, help=CORPUS_HELP)
-    either.add_argument("--source-file", metavar="SRC", type=lambda text: Path(named_path(text)),
-                        help="parallel text instead of --corpus: one source sentence per line")
-    group.add_argument("--reference-file", metavar="REF", type=lambda text: Path(named_path(text)),
+    either.add_argument("--source-file", metavar="SRC", type=lambda text: Path(corpus_file(text)),
+                        help="parallel text instead of --corpus: one source sentence per line (- for standard input)")
+    group.add_argument("--reference-file", metavar="REF", type=lambda text: Path(corpus_file(text)),
                        help="the references of --source-file, line by line (optional: without it, translate only)")
     group.add_argument("--columns", metavar="NAMES",
                        help="a .tsv corpus's columns, comma-separated, instead of its header or the "
@@ -103,8 +103,7 @@ def corpus_spec(args: argparse.Namespace, path: str | None = None) -> CorpusSpec
     from mt_eval.corpus.reader import CorpusSpec
 
     path = path if path is not None else getattr(args, "corpus", None)
-    source_file = getattr(args, "source_file", None)
-    reference_file = getattr(args, "reference_file", None)
+    source_file, reference_file = getattr(args, "source_file", None), getattr(args, "reference_file", None)
     if path is None and source_file is None and reference_file is None:
         return None
     if path is not None and source_file is not None:  # (--corpus with it argparse refuses; this is a FILE argument)
@@ -113,6 +112,8 @@ def corpus_spec(args: argparse.Namespace, path: str | None = None) -> CorpusSpec
     if source_file is None and reference_file is not None:
         raise OptionError("--reference-file", "needs --source-file SRC, the sentences it translates (a corpus file "
                           "holds its own references)")
+    if source_file is not None and source_file == reference_file == Path("/dev/stdin"):  # (read once, it is gone)
+        raise OptionError("--reference-file", "standard input is --source-file's already: give one of them as a file")
     if source_file is not None and getattr(args, "columns", None):
         raise OptionError("--columns", "names the columns of a .tsv corpus, and parallel text (--source-file) has "
                           "none: leave --columns out")

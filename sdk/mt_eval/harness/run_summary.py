@@ -94,18 +94,28 @@ def next_steps(card: RunCard, card_path: Path, policy: Path | None = None, exten
 
 def _streamed_corpus(card: RunCard) -> tuple[str, str]:
     """The corpus options a pasted command needs when the run read a corpus file from a stream (standard input, a
-    pipe), which nothing names for it to read again — ``--corpus FILE``, or ``--source-file`` and
-    ``--reference-file`` for parallel text — and what to give for them; ("", "") when the card names its files."""
+    pipe), which nothing names for it to read again — ``--corpus FILE``, or for parallel text ``--source-file`` and
+    ``--reference-file``, a file still where the card says given as it is — and what to give for them; ("", "")
+    when the card names its files."""
+    import shlex
+
     from mt_eval.corpus.files import stream_name
 
     files = card.corpus.reading.files if card.corpus.reading is not None else []
     given = {facts.role: facts.path for facts in files} or {"corpus": card.corpus.path}
-    streams = sorted({name for path in given.values() if (name := stream_name(Path(path))) is not None})
+    streams = {role: name for role, path in given.items() if (name := stream_name(Path(path))) is not None}
     if not streams:
         return "", ""
-    if "corpus" in given:
-        return " --corpus FILE", f"FILE: the corpus file the run read from {streams[0]}"
-    return " --source-file SRC --reference-file REF", f"SRC, REF: the files the run read from {', '.join(streams)}"
+    options, asked = [], []
+    for role, option, placeholder in (("corpus", "--corpus", "FILE"), ("source", "--source-file", "SRC"),
+                                      ("reference", "--reference-file", "REF")):
+        if role in streams:
+            options.append(f" {option} {placeholder}")
+            asked.append(f"{placeholder}: the {'corpus' if role == 'corpus' else role} file the run read from "
+                         f"{streams[role]}")
+        elif role in given:
+            options.append(f" {option} {shlex.quote(_shown(Path(given[role])))}")
+    return "".join(options), "; ".join(asked)
 
 
 def _shown(path: Path) -> str:
