@@ -95,8 +95,8 @@ def next_steps(card: RunCard, card_path: Path, policy: Path | None = None, exten
 def _streamed_corpus(card: RunCard) -> tuple[str, str]:
     """The corpus options a pasted command needs when the run read a corpus file from a stream (standard input, a
     pipe), which nothing names for it to read again — ``--corpus FILE``, or for parallel text ``--source-file`` and
-    ``--reference-file``, a file still where the card says given as it is — and what to give for them; ("", "")
-    when the card names its files."""
+    ``--reference-file``, a file the card names given as it names it — and what to give for them; ("", "") when
+    the card names its files."""
     import shlex
 
     from mt_eval.corpus.files import stream_name
@@ -111,8 +111,7 @@ def _streamed_corpus(card: RunCard) -> tuple[str, str]:
                                       ("reference", "--reference-file", "REF")):
         if role in streams:
             options.append(f" {option} {placeholder}")
-            asked.append(f"{placeholder}: the {'corpus' if role == 'corpus' else role} file the run read from "
-                         f"{streams[role]}")
+            asked.append(f"{placeholder}: the {role} file the run read from {streams[role]}")
         elif role in given:
             options.append(f" {option} {shlex.quote(_shown(Path(given[role])))}")
     return "".join(options), "; ".join(asked)
