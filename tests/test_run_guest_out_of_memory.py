@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mt_eval.child_process import last_lines
+from mt_eval.child_stderr import last_lines
 from test_run_method_faults import corpus, needs_node, node_plugin
 
 ALLOCATES = """

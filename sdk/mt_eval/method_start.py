@@ -63,7 +63,7 @@ def start_failure(loaded: LoadedMethod, exc: Any, *, name: str | None = None, by
     say) and what to do about it (trying it with ``mt-eval translate``, unless that failed: ``by_translate``)."""
     from mt_eval.bridge import messages as m
     from mt_eval.bridge.method import split_fix
-    from mt_eval.child_process import stderr_lines
+    from mt_eval.child_stderr import stderr_lines
 
     data = exc.data if isinstance(exc.data, dict) else {}
     lines = stderr_lines(str(data.get("stderr_tail") or ""))

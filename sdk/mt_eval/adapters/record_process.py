@@ -42,7 +42,8 @@ from typing import Literal
 
 from mt_eval.adapters.framing import Framing, Markers
 from mt_eval.adapters.hints import buffering_hint, cannot_start, closed_input, shown_answers, still_busy
-from mt_eval.child_process import ChildProcess, LazyTimer, last_lines
+from mt_eval.child_process import ChildProcess, LazyTimer
+from mt_eval.child_stderr import last_lines
 from mt_eval.process_state import group_busy, group_reads_stdin
 
 log = logging.getLogger("mt_eval.adapters")

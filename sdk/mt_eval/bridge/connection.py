@@ -1,9 +1,8 @@
 """One guest process: handshake, requests in flight, deadlines, and a guest that stops answering.
 
-A `GuestConnection` is a `mt_eval.child_process.ChildProcess`: bytes are split into lines and responses
-resolve their futures inside the event loop's I/O callback, which keeps a round trip to a single loop
-wake-up, and there is no background task to own, so it can be started in one task and closed in another
-(the harness's workers share one guest).
+A `GuestConnection` is a `mt_eval.child_process.ChildProcess`: bytes are split into lines and responses resolve
+their futures inside the event loop's I/O callback, which keeps a round trip to a single loop wake-up, and there is
+no background task to own, so it can be started in one task and closed in another (the harness's workers share one).
 
 A request that times out, or whose caller gives up, is cancelled. A guest must answer a cancelled
 request (with the ``cancelled`` error, or its late result) within ``cancel_grace_s``: one that does not
@@ -38,7 +37,8 @@ from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
 from mt_eval.bridge.not_a_guest import echoes_request, not_a_guest_message, watch_handshake
 from mt_eval.bridge.runtimes import cannot_run
 from mt_eval.bridge.start_failures import start_error
-from mt_eval.child_process import ChildProcess, LazyTimer, exit_status, last_lines
+from mt_eval.child_process import ChildProcess, LazyTimer, exit_status
+from mt_eval.child_stderr import last_lines
 from mt_eval.process_state import HOST_GUESTS
 
 log = logging.getLogger("mt_eval.bridge")

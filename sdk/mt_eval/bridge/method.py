@@ -41,7 +41,7 @@ from mt_eval.bridge.connection import GuestConnection, HostOptions
 from mt_eval.bridge.slots import Slots
 from mt_eval.bridge.start_failures import with_slow_start_fix
 from mt_eval.child_policy import RestartBudget, SoloGate
-from mt_eval.child_process import telling_lines
+from mt_eval.child_stderr import telling_lines
 from mt_eval.concurrency import all_of
 from mt_eval.gold import GOLD_FIELDS, method_view
 from mt_eval.guarded_calls import method_failure

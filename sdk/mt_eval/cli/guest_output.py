@@ -2,7 +2,7 @@
 
 A method loaded in this process prints straight to the terminal. One served by a guest (a Node method, a Python
 method under ``--isolate`` or ``--sandbox``) writes to the guest's stderr, which the bridge host reads and logs
-line by line on ``mt_eval.bridge.guest`` (`mt_eval.child_process.StderrTail`). The commands that run methods
+line by line on ``mt_eval.bridge.guest`` (`mt_eval.child_stderr.StderrTail`). The commands that run methods
 (their module sets ``SHOWS_GUEST_OUTPUT``) write those lines to their own stderr, so that a method's
 ``console.log`` or ``print()`` is seen wherever it runs. The guest kits' own lines are left out: each starts
 with the kit's name (`KIT_PREFIXES`), and what they say (a failed call and its stack) is in that call's error
@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from mt_eval.bridge import GUEST_LOGGER
-from mt_eval.child_process import STDERR_LINE
+from mt_eval.child_stderr import STDERR_LINE
 
 # The guests' own lines: the Node guest kit's, the Python guest's, the Node host kit's warnings, the sandbox's.
 KIT_PREFIXES = ("mt-eval-guest: ", "mt-eval serve: ", "mt-eval-bridge: ", "bwrap: ")

@@ -1,0 +1,48 @@
+"""What the host keeps of a child's stderr: the last lines, and what came after a mark, without a character cut in
+two (a program's message in Spanish or Japanese reads as it was written, with no U+FFFD at its start)."""
+
+from __future__ import annotations
+
+import logging
+
+from mt_eval.child_stderr import StderrTail, last_lines
+
+
+def tail_of(*chunks: bytes, max_bytes: int = 64) -> StderrTail:
+    tail = StderrTail(logging.getLogger("test.child_stderr"), "child", max_bytes=max_bytes)
+    for chunk in chunks:
+        tail.feed(chunk)
+    return tail
+
+
+def test_the_tail_keeps_the_last_lines_and_drops_a_character_cut_at_its_start():
+    tail = tail_of("ñ".encode() * 100, b"\nno se puede leer el diccionario\n")
+    text = tail.tail()
+    assert text.endswith("no se puede leer el diccionario")
+    assert "\ufffd" not in text and text.startswith("ñ")
+
+
+def test_what_came_after_a_mark_starts_at_a_whole_character():
+    tail = tail_of("línea uno\n".encode())
+    mark = tail.total
+    tail.feed("辞書".encode() * 40 + b"\nreload\n")  # more than the kept bytes: the first character kept is cut
+    since = tail.since(mark)
+    assert "\ufffd" not in since and since.startswith("辞") and since.endswith("reload\n")
+
+
+def test_a_mark_inside_a_character_gives_the_characters_after_it():
+    tail = tail_of("é".encode()[:1])
+    mark = tail.total
+    tail.feed("é".encode()[1:] + "tat changé\n".encode())
+    assert tail.since(mark) == "tat changé\n"
+
+
+def test_nothing_after_the_last_mark_is_empty():
+    tail = tail_of(b"done\n")
+    assert tail.since(tail.total) == ""
+
+
+def test_last_lines_joins_the_telling_lines_without_node_trace_hints():
+    text = ("Error: no model\n(Use `node --trace-warnings ...` to show where the warning was created)\n"
+            "    at load (translate.js:3)\n")
+    assert last_lines(text) == "Error: no model /     at load (translate.js:3)"
