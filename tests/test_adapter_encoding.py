@@ -1,7 +1,8 @@
 """A wrapped program's encoding: an answer that is not valid in it fails its own entry with the byte, where it is,
 and the fix (never a text of U+FFFD replacement characters scored as a translation), and a program that reads and
 writes another encoding than UTF-8 is declared so (``LINES.with_encoding("cp1252")``), in both modes; the stderr
-a failing program's entries quote is read as UTF-8, a byte that is not as U+FFFD where it was."""
+a failing program's entries quote is read in that encoding (UTF-8 unless declared), a byte that is not valid in it as
+U+FFFD where it was."""
 
 from __future__ import annotations
 
@@ -118,3 +119,12 @@ async def test_a_failing_programs_stderr_shows_bytes_not_utf8_in_place_and_not_a
     options = ProcessOptions(timeout_s=2.0, shutdown_grace_s=0.5, stderr_tail_bytes=16)
     program = translator(tmp_path, "failing.py", FAILING_PROGRAM, stderr.hex(), persistent=persistent, options=options)
     assert await outcomes(program, ["a"]) == [(None, f"failing.py exited with code 3 | stderr: {shown}")]
+
+@BOTH_MODES
+async def test_a_failing_programs_stderr_is_read_in_its_declared_encoding(tmp_path, persistent):
+    """A program declared to write Latin-1 writes its messages in Latin-1 too; before, they were read as UTF-8
+    ("caf\ufffd mod\ufffdle")."""
+    options = ProcessOptions(timeout_s=2.0, shutdown_grace_s=0.5)
+    program = translator(tmp_path, "failing.py", FAILING_PROGRAM, "café modèle\n".encode("latin-1").hex(),
+                         persistent=persistent, options=options, framing=LINES.with_encoding("latin-1"))
+    assert await outcomes(program, ["a"]) == [(None, "failing.py exited with code 3 | stderr: café modèle")]

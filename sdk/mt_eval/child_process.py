@@ -138,7 +138,7 @@ class ChildProcess(asyncio.SubprocessProtocol):
     def __init__(self, command: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
                  env: Mapping[str, str] | None = None, label: str | None = None,
                  logger: logging.Logger | None = None, tail_bytes: int = 64 * 1024, tail_lines: int = 40,
-                 grace_s: float = 2.0) -> None:
+                 grace_s: float = 2.0, stderr_encoding: str = "utf-8") -> None:
         if not command:
             raise ValueError("a child process needs at least the program to run")
         self.command = list(command)
@@ -148,7 +148,7 @@ class ChildProcess(asyncio.SubprocessProtocol):
         self.grace_s = grace_s
         self.exit_code: int | None = None
         self._stderr = StderrTail(logger or logging.getLogger("mt_eval.child"), self.label, max_bytes=tail_bytes,
-                                  max_lines=tail_lines)
+                                  max_lines=tail_lines, encoding=stderr_encoding)
         self._transport: asyncio.SubprocessTransport | None = None
         self._stdin: asyncio.WriteTransport | None = None
         self._outgoing: list[bytes] | None = None  # held back in this turn of the loop (`write`); None: none written

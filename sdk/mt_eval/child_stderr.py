@@ -4,6 +4,7 @@ went wrong (`mt_eval.child_process.ChildProcess` feeds one `StderrTail` per chil
 
 from __future__ import annotations
 
+import codecs
 import logging
 import re
 
@@ -12,11 +13,13 @@ STDERR_LINE = "child_stderr_line"  # the attribute of a `StderrTail` log record 
 
 class StderrTail:
     """Keeps the last bytes a child wrote to stderr and forwards complete lines to a logger at INFO (each record
-    holds its line as ``STDERR_LINE``)."""
+    holds its line as ``STDERR_LINE``). ``encoding`` is what the child writes: a translator program declared to read
+    and write Latin-1 writes its messages in Latin-1 too (`mt_eval.adapters.framing`)."""
 
-    def __init__(self, logger: logging.Logger, label: str, *, max_bytes: int = 64 * 1024, max_lines: int = 40
-                 ) -> None:
+    def __init__(self, logger: logging.Logger, label: str, *, max_bytes: int = 64 * 1024, max_lines: int = 40,
+                 encoding: str = "utf-8") -> None:
         self.logger = logger
+        self.encoding = encoding
         self.label = label
         self.max_bytes = max_bytes
         self.max_lines = max_lines
@@ -33,24 +36,26 @@ class StderrTail:
             lines = (self._partial + data).split(b"\n")
             self._partial = lines.pop()[-4096:]
             for line in lines:
-                text = line.decode("utf-8", "replace")
+                text = line.decode(self.encoding, "replace")
                 self.logger.info("%s: %s", self.label, text, extra={STDERR_LINE: text})
 
     def tail(self) -> str:
         """The last lines (bounded in bytes and in lines); of a character cut at their start, nothing, not U+FFFD."""
-        text = _decoded(bytes(self._data[-self.max_bytes:]))
+        text = _decoded(bytes(self._data[-self.max_bytes:]), self.encoding)
         return "\n".join(text.splitlines()[-self.max_lines:])
 
     def since(self, mark: int) -> str:
         """What arrived after ``mark`` (an earlier value of `total`), as far as the kept bytes reach back; of a
         character cut at its start, nothing, not U+FFFD."""
         kept = min(self.total - mark, len(self._data))
-        return _decoded(bytes(self._data[len(self._data) - kept:])) if kept > 0 else ""
+        return _decoded(bytes(self._data[len(self._data) - kept:]), self.encoding) if kept > 0 else ""
 
 
-def _decoded(data: bytes) -> str:
-    """Bytes a child wrote, as text, without the bytes at their start of a character cut before them (text never
-    starts with one of them: a character's bytes after its first are 0x80 to 0xBF)."""
+def _decoded(data: bytes, encoding: str) -> str:
+    """Bytes a child wrote, as text; in UTF-8, without the bytes at their start of a character cut before them (text
+    never starts with one of them: a character's bytes after its first are 0x80 to 0xBF)."""
+    if codecs.lookup(encoding).name != "utf-8":
+        return data.decode(encoding, "replace")
     cut = len(data[:3]) - len(data[:3].lstrip(bytes(range(0x80, 0xC0))))
     return data[cut:].decode("utf-8", "replace")
 

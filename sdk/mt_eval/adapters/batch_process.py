@@ -34,7 +34,7 @@ class _OneRun(ChildProcess):
                  **kwargs: object) -> None:
         super().__init__(command, logger=program_log, tail_bytes=options.stderr_tail_bytes,
                          tail_lines=options.stderr_tail_lines, grace_s=options.shutdown_grace_s,
-                         **kwargs)  # type: ignore[arg-type]
+                         stderr_encoding=framing.encoding, **kwargs)  # type: ignore[arg-type]
         self.output = bytearray()
         self.ended = asyncio.Event()
         self.overflow: RecordFailure | None = None

@@ -127,7 +127,7 @@ class RecordProcess(ChildProcess):
         self.options = options or ProcessOptions()
         super().__init__(command, cwd=cwd, env=env, label=label, logger=program_log,
                          tail_bytes=self.options.stderr_tail_bytes, tail_lines=self.options.stderr_tail_lines,
-                         grace_s=self.options.shutdown_grace_s)
+                         grace_s=self.options.shutdown_grace_s, stderr_encoding=framing.encoding)
         self.framing = framing
         self.terminator = framing.terminator
         self.markers = Markers(encoding=framing.encoding) if framing.aligned else None
