@@ -19,7 +19,7 @@ import { ResultNotes, describe, errorResult, matchResults } from './results.js';
 import { sayStrays } from './unmatched.js';
 import { ConfigRefused, WithoutResults, aboutConfig, compactTail, eachAlone, failureText, formatTail, notImplemented, notStarted, startTimedOut } from './host-failures.js';
 import { SoloGate, Slots } from './host-gates.js';
-import { checkGuestConfig, completeCapabilities, completeOptions, initializeProblem } from './host-options.js';
+import { checkConfig, checkGuestConfig, completeCapabilities, completeOptions, initializeProblem } from './host-options.js';
 import { sendingOnlyValidText } from './lone-surrogates.js';
 
 // The requests that carry a batch: the params key of the batch, how a failed item looks, and how results
@@ -211,14 +211,14 @@ export class HostedGuest {
   }
 
   /** Translate entries: one full result per entry, in entry order. Entries are split into requests of at most
-   * max_batch entries (and batchSize, and the line limit), at most max_concurrency in flight. */
+   * max_batch entries (and batchSize, and the line limit), at most max_concurrency in flight. A config given here
+   * that does not fit is a TypeError, as at the start (checkConfig), and nothing is sent. */
   async translate(entries, config) {
     if (this.#closing) throw new Error('the guest is closed');
     checkEntries(entries);
     const runConfig = config ?? this.#options.config;
-    if (!isPlainObject(runConfig)) {
-      throw new TypeError('translate needs a RunConfig: pass config, or options.config to startGuest');
-    }
+    if (runConfig == null) throw new TypeError('translate needs a RunConfig: pass config, or options.config to startGuest');
+    if (runConfig !== this.#options.config) checkConfig(runConfig, { decides: false }); // (the start's was checked then)
     // The guest never receives the gold: reference, references and options.goldFields (lib/gold.js).
     return this.#request('translate', methodView(entries, this.#options.goldFields), runConfig);
   }
@@ -231,9 +231,8 @@ export class HostedGuest {
     if (this.#closing) throw new Error('the guest is closed');
     const problem = rowsProblem(rows);
     if (problem) throw new TypeError(problem);
-    const decisionConfig = config ?? this.#options.config ?? {};
-    if (!isPlainObject(decisionConfig)) throw new TypeError(`decide needs a config object, got ${describe(decisionConfig)}`);
-    return this.#request('decide', rows, decisionConfig);
+    if (config != null && config !== this.#options.config) checkConfig(config, { decides: true }); // (as translate's)
+    return this.#request('decide', rows, config ?? this.#options.config ?? {});
   }
 
   // A request the guest does not implement is not sent: each item fails with why. Text a guest cannot read (a lone

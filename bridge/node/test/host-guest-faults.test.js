@@ -1,6 +1,7 @@
 // The Node host against a config every entry shares and a guest that closes its input: each is one failure, found
 // at once, not one found entry by entry or at a request's deadline (as tests/test_bridge_guest_faults.py for the
-// Python host). And an in-process call's deadline beyond setTimeout's longest delay.
+// Python host); a config given to a call that does not fit is refused before anything is sent. And an in-process
+// call's deadline beyond setTimeout's longest delay.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,12 +25,13 @@ async function start(command, options = {}) {
   return Object.assign(guest, { logText: text });
 }
 
-// How many entries each translate request carried, as the host sent them.
-function countingTranslates(t) {
+// How many entries (or rows) each translate (or decide) request carried, as the host sent them.
+function countingRequests(t, kind = 'translate') {
   const sent = [];
   const request = Connection.prototype.request;
   Connection.prototype.request = function counted(method, params, options) {
-    if (method === 'translate') sent.push((params instanceof EncodedParams ? JSON.parse(params.text) : params).entries.length);
+    const key = kind === 'decide' ? 'rows' : 'entries';
+    if (method === kind) sent.push((params instanceof EncodedParams ? JSON.parse(params.text) : params)[key].length);
     return request.call(this, method, params, options);
   };
   t.after(() => { Connection.prototype.request = request; });
@@ -39,12 +41,13 @@ function countingTranslates(t) {
 const python = pythonGuest();
 for (const [runtime, command, skip] of [['Node', nodeGuestCommand], ['Python', python.command, python.skip]]) {
   test(`a ${runtime} guest's invalid config fails every entry at once with its message, in one request`, { skip }, async (t) => {
-    const sent = countingTranslates(t);
-    const guest = await start(command);
-    const results = await guest.translate(entries(...'abcdefgh'), { ...CONFIG, seed: 'x' });
+    const sent = countingRequests(t);
+    // (a guest that decides starts with a config without the language pair, which it refuses to translate with)
+    const guest = await start(command, { config: { temperature: 0 } });
+    const results = await guest.translate(entries(...'abcdefgh'));
     const errors = new Set(results.map((result) => result.error));
     assert.equal(errors.size, 1, JSON.stringify(results));
-    assert.match([...errors][0], /^invalid config: \$\.seed: /);
+    assert.match([...errors][0], /^invalid config: \$\.source_lang: /);
     assert.deepEqual(results.map((result) => result.predicted), Array(8).fill(null));
     assert.deepEqual(sent, [8]); // one request, not 15 (the batch halved down to single entries)
     assert.equal(guest.restarts, 0);
@@ -52,6 +55,54 @@ for (const [runtime, command, skip] of [['Node', nodeGuestCommand], ['Python', p
     await guest.close();
   });
 }
+
+const rows = [{ id: 'r1', state: {}, questions: { n: { type: 'noul', instructions: '?' } } }];
+const notRunConfigs = [
+  [{ ...CONFIG, source_lang: 5 }, 'invalid config: $.source_lang: expected a string, got the number 5'],
+  [{ ...CONFIG, target_lang: '' }, 'invalid config: $.target_lang: "" is not a language code'],
+  [{ ...CONFIG, temprature: 0.3 }, 'invalid config: $.temprature: unknown field "temprature"'],
+  [{ ...CONFIG, timeout_s: -1 }, 'invalid config: $.timeout_s: must be > 0, got -1'],
+  ['eng-spa', 'invalid config: expected an object, got the string "eng-spa"'],
+  [[CONFIG], 'invalid config: expected an object, got an array'],
+];
+
+test('a config given to translate() or decide() that does not fit is refused as at the start, unsent, and the guest serves on', async (t) => {
+  const translates = countingRequests(t);
+  const decides = countingRequests(t, 'decide');
+  const guest = await start(nodeGuestCommand, { config: CONFIG });
+  const pid = guest.pid;
+  const withoutPair = [{ temperature: 0 }, 'invalid config: $.source_lang: required field "source_lang" is missing'];
+  for (const [config, message] of [...notRunConfigs, withoutPair]) {
+    await assert.rejects(guest.translate(entries('ab', 'cd'), config), (error) => {
+      assert.ok(error instanceof TypeError, `${JSON.stringify(config)}: ${error}`);
+      assert.equal(error.message, message);
+      return true;
+    });
+  }
+  for (const [config, message] of notRunConfigs) {
+    await assert.rejects(guest.decide(rows, config), { name: 'TypeError', message });
+  }
+  assert.deepEqual([translates, decides], [[], []]); // nothing sent
+  assert.equal(guest.pid, pid);
+  assert.equal(guest.restarts, 0);
+  // the same guest takes a config that fits, given or its own
+  assert.deepEqual((await guest.translate(entries('ab'), { ...CONFIG, temperature: 0 })).map((r) => r.predicted), ['spa:ba']);
+  assert.deepEqual((await guest.translate(entries('cd'))).map((r) => r.predicted), ['spa:dc']);
+  assert.equal((await guest.decide(rows, { temperature: 0 }))[0].error, null);
+  assert.deepEqual([translates, decides, guest.pid], [[1, 1], [1], pid]);
+  await guest.close();
+});
+
+test('translate() with no config, given neither at the start nor to the call, is refused unsent', async (t) => {
+  const translates = countingRequests(t);
+  const guest = await start(nodeGuestCommand);
+  const message = 'translate needs a RunConfig: pass config, or options.config to startGuest';
+  await assert.rejects(guest.translate(entries('ab')), { name: 'TypeError', message });
+  await assert.rejects(guest.translate(entries('ab'), null), { name: 'TypeError', message });
+  assert.deepEqual(translates, []);
+  assert.deepEqual((await guest.translate(entries('ab'), CONFIG)).map((r) => r.predicted), ['spa:ba']);
+  await guest.close();
+});
 
 // Reads initialize, closes its stdin (fd 0 itself: destroying process.stdin leaves it open), answers, and keeps
 // running (it never exits on its own).
@@ -136,7 +187,7 @@ test('a config refused while entries are sent alone after a crash fails the othe
   t.after(() => rmSync(scratch, { recursive: true, force: true }));
   const file = join(scratch, 'crashes-then-refuses.mjs');
   writeFileSync(file, CRASHES_THEN_REFUSES_THE_CONFIG);
-  const sent = countingTranslates(t);
+  const sent = countingRequests(t);
   const guest = await start([process.execPath, file], { config: CONFIG, restartBudget: { restarts: 2, windowMs: 60_000 } });
   const results = await guest.translate(entries(...'abcdef'));
   assert.deepEqual(results.map((result) => result.error), Array(6).fill('invalid config: $.seed: expected an integer'));

@@ -50,8 +50,8 @@ for (const [runtime, command, skip] of [['Python', python.command, python.skip],
       assert.deepEqual(results.map((r) => r.error), [TEXT, null,
         'the entry\'s "note" is not valid Unicode (surrogates not allowed at position 1)']);
       assert.equal(results[1].predicted, 'spa:cba');
-      const config = await guest.translate([{ id: 'b', source: 'abc' }], { ...CONFIG, prompt: '\ud800' });
-      assert.equal(config[0].error, 'the config\'s "prompt" is not valid Unicode (surrogates not allowed at position 0)');
+      const config = await guest.translate([{ id: 'b', source: 'abc' }], { ...CONFIG, model: '\ud800' });
+      assert.equal(config[0].error, 'the config\'s "model" is not valid Unicode (surrogates not allowed at position 0)');
       const question = { fluent: { type: 'noul', instructions: 'Fluent?' } };
       const rows = await guest.decide([{ id: 'r1', state: { text: 'x\ud800' }, questions: question },
         { id: 'r2', state: {}, questions: question }]);

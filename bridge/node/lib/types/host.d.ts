@@ -79,13 +79,15 @@ export interface HostedGuest {
   /**
    * One full result per entry, in entry order. Never rejects because of the guest: failures
    * (exit, timeout, bad lines, a raising method, the crash-loop budget) become per-entry errors.
-   * Rejects with TypeError for invalid entries (duplicate ids, say) or a missing config, and
-   * with Error after close().
+   * Rejects with TypeError for invalid entries (duplicate ids, say), a missing config, or a config
+   * given here that does not fit (`invalid config: $.field: …`, as options.config at the start): nothing
+   * is sent and the guest serves the next call. Rejects with Error after close().
    */
   translate(entries: readonly CorpusEntry[], config?: RunConfig): Promise<TranslationResult[]>;
   /**
    * One checked decision per row, in row order; failures become row errors, answers that break the
-   * rules become question errors. A guest that does not implement decide fails every row.
+   * rules become question errors. A guest that does not implement decide fails every row. Rejects
+   * with TypeError for invalid rows or a config given here that does not fit, as translate().
    */
   decide(rows: readonly DecisionRow[], config?: Partial<DecisionConfig>): Promise<DecisionResult[]>;
   /** The method's card, asked of the guest (only what the method itself reports). */
