@@ -131,3 +131,25 @@ def test_resume_help_says_what_a_resume_of_a_complete_run_does(command, capsys, 
         main([*command, "--help"])
     assert ("--resume              continue the interrupted run in --out (one that finished complete has nothing to "
             "resume: every file is left as it was)\n") in capsys.readouterr().out
+
+
+def test_the_card_of_a_resumed_run_says_isolated_only_when_every_session_that_decided_rows_was(tmp_path):
+    """Before: the card said the runtime of the last session, "python (isolated)" for a resume with --isolate that
+    decided no row (its failed row keeps its result) or only the rows an in-process session had left."""
+    failing = rows(4)
+    failing[1] = {**failing[1], "state": {**failing[1]["state"], "fail": True}}
+    corpus = write_corpus(tmp_path / "c.jsonl", failing)
+    out = tmp_path / "failed"
+    assert run(REVERSE, corpus, out) == 0
+    assert run(REVERSE, corpus, out, "--resume", "--isolate") == 0
+    assert (card_of(out)["sessions"], card_of(out)["method"]["runtime"]) == (2, "python")
+    corpus = write_corpus(tmp_path / "fine.jsonl", rows(4))
+    for first, then, said in ([], ["--isolate"], "python"), (["--isolate"], [], "python"), \
+            (["--isolate"], ["--isolate"], "python (isolated)"):
+        out = tmp_path / f"stopped-{len(first)}{len(then)}"
+        assert run(REVERSE, corpus, out, *first) == 0
+        log = out / "results.jsonl"  # (stopped after two rows: no card yet)
+        log.write_text("".join(log.read_text(encoding="utf-8").splitlines(keepends=True)[:2]), encoding="utf-8")
+        (out / "card.json").unlink()
+        assert run(REVERSE, corpus, out, "--resume", *then) == 0
+        assert (card_of(out)["sessions"], card_of(out)["method"]["runtime"]) == (2, said), (first, then)

@@ -110,3 +110,53 @@ def test_a_resume_of_a_complete_run_asked_to_score_it_otherwise_scores_it_again(
     assert (card.metrics.bootstrap_resamples, card.metrics.bootstrap, card.results_log is not None) == (
         300 if "300" in other else 200, "upstream" if "upstream" in other else "fast", "never" in other)
     assert main(["verify", str(tmp_path / "run" / "card.json"), "--quiet"]) == 0
+
+
+def test_the_card_of_a_resumed_run_says_isolated_only_when_every_session_that_ran_entries_was(tmp_path: Path):
+    """Before: the card said the runtime of the last session, "python (isolated)" for a resume with --isolate that
+    translated nothing (a partial run: its failed entry keeps its result) or only what an in-process session left."""
+    args = ["--method", str(SCRIPTED), "--corpus", str(corpus(tmp_path)), "--max-errors", "0", *params(fail=["e1"])]
+    assert run(tmp_path, *args)[0] == 3
+    code, card = run(tmp_path, *args, "--resume", "--isolate")
+    assert code == 3 and card is not None and (card.sessions, card.method.runtime) == (2, "python")
+    args = ["--method", str(SCRIPTED), "--corpus", str(corpus(tmp_path))]
+    for first, then, said in ([], ["--isolate"], "python"), (["--isolate"], [], "python"), \
+            (["--isolate"], ["--isolate"], "python (isolated)"):
+        name = f"stopped-{len(first)}{len(then)}"
+        assert run(tmp_path, *args, *first, out=name)[0] == 0
+        log = tmp_path / name / "results.jsonl"  # (stopped after five entries: no card yet)
+        log.write_text("".join(log.read_text(encoding="utf-8").splitlines(keepends=True)[:5]), encoding="utf-8")
+        (tmp_path / name / "card.json").unlink()
+        code, card = run(tmp_path, *args, "--resume", *then, out=name)
+        assert code == 0 and card is not None and (card.sessions, card.method.runtime) == (2, said), (first, then)
+        assert main(["verify", str(tmp_path / name / "card.json"), "--quiet"]) == 0
+
+
+@pytest.mark.parametrize(("change", "said"), [
+    (lambda lines: [lines[0], "edited\n", *lines[2:]], "line 2 is not the prediction of entry e1"),
+    (lambda lines: lines[:3], "it ends after line 3, where the run has 12 entries"),
+    (lambda lines: [*lines, "one more\n"], "it goes on after line 12, the last of the run's 12 entries")],
+    ids=["edited", "cut-short", "longer"])
+def test_a_resume_of_a_complete_run_whose_predictions_changed_refuses_and_leaves_every_file(tmp_path: Path, capsys,
+                                                                                           change, said):
+    """Before: it said the run was complete, its card unchanged, and left predictions.txt as edited. Deleted, the
+    file is written again from the results by a resume."""
+    args = ["--method", str(SCRIPTED), "--corpus", str(corpus(tmp_path))]
+    assert run(tmp_path, *args)[0] == 0
+    out = tmp_path / "run"
+    predictions = out / "predictions.txt"
+    wrote = predictions.read_bytes()
+    predictions.write_text("".join(change(predictions.read_text(encoding="utf-8").splitlines(keepends=True))),
+                           encoding="utf-8")
+    before = written(out)
+    capsys.readouterr()
+    assert run(tmp_path, *args, "--resume")[0] == 1
+    assert capsys.readouterr().err == (
+        f"mt-eval run: cannot resume {out}: the run is complete, but {predictions} is not the file it wrote of its "
+        f"results ({said}): it was edited or cut short since. Its card and results.jsonl are as the run sealed them "
+        f"(`mt-eval verify {out / 'card.json'}` checks them): delete {predictions} and resume again to write it anew "
+        "from them, or run again with another --out\n")
+    assert written(out) == before
+    predictions.unlink()
+    code, card = run(tmp_path, *args, "--resume")
+    assert code == 0 and card is not None and card.sessions == 2 and predictions.read_bytes() == wrote

@@ -33,7 +33,7 @@ from mt_eval.guarded_calls import guarded_close, prints_to_stderr
 from mt_eval.harness import runcard as rc
 from mt_eval.harness.environment import environment
 from mt_eval.harness.latency import reported_latency_facts
-from mt_eval.harness.method_contract import merged_card, method_facts
+from mt_eval.harness.method_contract import merged_card, method_facts, ran_rows_in, recorded_runtime
 from mt_eval.harness.request import MethodSettings
 from mt_eval.harness.results_log import repair
 from mt_eval.harness.run_directory import (
@@ -106,6 +106,8 @@ def decide_run(request: DecideRequest) -> Path:
             print(escaped_for_terminal(f"mt-eval decide run: {note}"), file=sys.stderr)
         done = DecisionLog.read(log_path)
         remaining = [row for row in corpus.rows if row.id not in done]
+        if remaining:  # (the card says the runtime of every session that decided rows: `recorded_runtime`)
+            ran_rows_in(out, state, runtime_label(loaded.source, isolate=request.isolate))
         progress = RunProgress(len(corpus.rows), len(done), label=f"{loaded.method_id} deciding", quiet=request.quiet)
         log = DecisionLog(log_path)
 
@@ -254,7 +256,7 @@ def build_card(state: DecideState, loaded: LoadedMethod, method_card: dict[str, 
         run_id=state.run_id, started_at=state.started_at, finished_at=now(), sessions=state.sessions,
         sdk_version=__version__,
         method=method_facts(loaded, method_card, code_sha256=state.code_sha256,
-                            runtime=runtime_label(loaded.source, isolate=request.isolate)),
+                            runtime=recorded_runtime(state, runtime_label(loaded.source, isolate=request.isolate))),
         corpus=dc.DecisionCorpusFacts(name=corpus.name, path=str(corpus.path), sha256=corpus.sha256,
                                       rows=len(corpus.rows), questions=corpus.questions_by_type(),
                                       gold_questions=corpus.gold_questions, license=corpus.license),

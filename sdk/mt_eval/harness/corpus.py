@@ -9,7 +9,7 @@ read the way the card records.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, cast
@@ -24,8 +24,8 @@ from mt_eval.harness.run_directory import RunError, write_json
 from mt_eval.harness.runcard import CardResult, RunCard
 from mt_eval.records import TranslationResult
 
-__all__ = ["Corpus", "CorpusError", "CorpusSpec", "card_corpus_spec", "card_results", "read_corpus",
-           "read_run_corpus", "settle_run_corpus", "write_predictions", "write_run_outputs"]
+__all__ = ["Corpus", "CorpusError", "CorpusSpec", "card_corpus_spec", "card_results", "predictions_problem",
+           "read_corpus", "read_run_corpus", "settle_run_corpus", "write_predictions", "write_run_outputs"]
 
 
 def read_run_corpus(spec: CorpusSpec) -> Corpus:
@@ -66,6 +66,14 @@ def one_line(text: str) -> str:
     return text
 
 
+def _prediction_lines(entries: Sequence[dict[str, Any]], results: Mapping[str, TranslationResult] | LoggedResults
+                      ) -> Iterator[tuple[Mapping[str, Any], str]]:
+    """Each entry with its line of ``predictions.txt`` (`write_predictions`), newline and all."""
+    for entry, result in pairs(entries, results):
+        text = "" if result is None or result.error is not None or result.predicted is None else result.predicted
+        yield entry, one_line(text) + "\n"
+
+
 def write_predictions(path: Path, entries: Sequence[dict[str, Any]],
                       results: Mapping[str, TranslationResult] | LoggedResults) -> None:
     """One prediction per line in corpus order, the shape parallel-text tools read. A failed entry is an empty
@@ -74,10 +82,8 @@ def write_predictions(path: Path, entries: Sequence[dict[str, Any]],
     try:
         with temporary.open("w", encoding="utf-8") as file:
             lines = []
-            for _entry, result in pairs(entries, results):
-                text = "" if result is None or result.error is not None or result.predicted is None else \
-                    result.predicted
-                lines.append(one_line(text) + "\n")
+            for _entry, line in _prediction_lines(entries, results):
+                lines.append(line)
                 if len(lines) == 4_096:
                     file.write("".join(lines))
                     lines.clear()
@@ -86,6 +92,26 @@ def write_predictions(path: Path, entries: Sequence[dict[str, Any]],
     except BaseException:  # (a full disk, Ctrl-C: no part of a file left behind)
         temporary.unlink(missing_ok=True)
         raise
+
+
+def predictions_problem(path: Path, entries: Sequence[dict[str, Any]],
+                        results: Mapping[str, TranslationResult] | LoggedResults) -> str | None:
+    """How ``path`` differs from the ``predictions.txt`` that `write_predictions` makes of ``results``; None when it
+    is that file, byte for byte."""
+    try:
+        with path.open("rb") as file:
+            number = 0
+            for number, (entry, line) in enumerate(_prediction_lines(entries, results), 1):
+                found = file.readline()
+                if not found:
+                    return f"it ends after line {number - 1}, where the run has {len(entries):,} entries"
+                if found != line.encode("utf-8"):
+                    return f"line {number} is not the prediction of entry {entry['id']}"
+            if file.read(1):
+                return f"it goes on after line {number}, the last of the run's {len(entries):,} entries"
+    except OSError as exc:
+        return f"it cannot be read: {exc.strerror or exc}"
+    return None
 
 
 def write_run_outputs(out: Path, card: RunCard, entries: Sequence[dict[str, Any]], results: LoggedResults) -> Path:

@@ -2,17 +2,18 @@
 (`mt_eval.pins`), the method card it runs under — merged from the plugin's files (or ``--method-card``) and what
 the method reports when it runs, a guest's card arriving with its answer to ``initialize`` — under ``--isolate``
 the hooks that cannot run, and the card's ``method`` record. ``mt-eval run``, ``decide run`` and ``grade`` all
-take the card and the record from here, so every runtime gets the same card."""
+take the card and the record from here, so every runtime gets the same card; and the runtime the record says of a run
+resumed in another one (`ran_rows_in`, `recorded_runtime`)."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
-from mt_eval.harness.run_directory import RunError
+from mt_eval.harness.run_directory import RunError, write_json
 from mt_eval.pins import PinCheck, check_pins, refusals
 
 if TYPE_CHECKING:
@@ -95,3 +96,35 @@ def method_facts(loaded: LoadedMethod, card: dict[str, Any], *, runtime: str, co
                                               reason=c.reason) for c in derivation.contributions],
         runtime=runtime, code_sha256=code_sha256, git_commit=commit, git_dirty=dirty,
         guest_restarts=getattr(loaded.method, "restarts", None), champollion=champollion)
+
+
+class NotedSessions(Protocol):
+    """What `ran_rows_in` and `recorded_runtime` read of a run's run.json (`mt_eval.harness.session.RunState`)."""
+
+    sessions: int
+    runtimes: list[str] | None
+
+
+def ran_rows_in(out: Path, state: NotedSessions, runtime: str) -> None:
+    """Note in ``out``'s run.json (``state``) that this session runs rows in ``runtime``: written before any row
+    runs, so that a session stopped midway counts. The sessions of a run started before runs noted theirs count as
+    having run in the plugin's own runtime: nothing says they were isolated."""
+    state.runtimes = [*_runtimes_of_sessions(state, runtime), runtime]
+    write_json(out / "run.json", state)
+
+
+def recorded_runtime(state: NotedSessions, runtime: str) -> str:
+    """The runtime a run's card records: the one every session that ran rows ran them in (``runtime``, this
+    session's, when none did); when they differ, the plugin's own (``"python"`` of ``"python (isolated)"``): a card
+    never says a run was isolated when some of its rows were not."""
+    ran = set(_runtimes_of_sessions(state, runtime))
+    return runtime if not ran else ran.pop() if len(ran) == 1 else _own(runtime)
+
+
+def _runtimes_of_sessions(state: NotedSessions, runtime: str) -> list[str]:
+    return list(state.runtimes) if state.runtimes is not None else [_own(runtime)] * (state.sessions - 1)
+
+
+def _own(runtime: str) -> str:
+    """The plugin's own runtime, of the label a run records (`mt_eval.loader.runtime_label`, sandboxed or not)."""
+    return runtime.partition(" (")[0]

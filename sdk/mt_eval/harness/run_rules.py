@@ -197,9 +197,10 @@ class RunRules:
     def refuse_finished(self, out: Path, state: Any, entries: Sequence[dict[str, Any]], request: RunRequest) -> None:
         """Raise `RunFinished` when ``out`` holds the card of the complete run ``state`` as `finished_card` finds
         it, under the same gate policy and freeze, with its results log (or every result) in it, and its
-        predictions written, and ``request`` would make the same card of it (`_card_as_asked`). Otherwise (a partial
-        or failed run, a card not written, out of date or edited, other scoring) the resume goes on, and rewrites
-        the card."""
+        predictions written, and ``request`` would make the same card of it (`_card_as_asked`); a `RunError` when its
+        predictions are not those its results make (`_refuse_changed_predictions`). Otherwise (a partial or failed
+        run, a card not written, out of date or edited, its log edited, other scoring) the resume goes on, and
+        rewrites the card."""
         from mt_eval.harness.card_results import file_sha256
         from mt_eval.harness.results_log import TRANSLATIONS
 
@@ -220,7 +221,25 @@ class RunRules:
         if (card.get("status") == "complete" and sealed_log and (out / "predictions.txt").is_file()
                 and gate.get("policy_sha256") in (None, self.policy.sha256)
                 and freeze.get("sha256") == self.freeze_sha256 and _card_as_asked(card, request)):
+            _refuse_changed_predictions(out, entries)
             raise RunFinished.nothing_to_resume(out, withheld=gate.get("passed") is False)
+
+
+def _refuse_changed_predictions(out: Path, entries: Sequence[dict[str, Any]]) -> None:
+    """`RunError` when the predictions.txt of the complete run in ``out`` is not the one its results make
+    (`mt_eval.harness.corpus.predictions_problem`): edited or cut short since, it would be left as it is by a resume
+    that says the run is complete, its card unchanged."""
+    from mt_eval.harness.corpus import predictions_problem
+    from mt_eval.harness.logged_results import LoggedResults
+    from mt_eval.harness.run_directory import RunError
+
+    path, card_path = out / "predictions.txt", out / "card.json"
+    problem = predictions_problem(path, entries, LoggedResults(out / "results.jsonl", entries))
+    if problem is not None:
+        raise RunError(f"cannot resume {out}: the run is complete, but {path} is not the file it wrote of its results "
+                       f"({problem}): it was edited or cut short since. Its card and results.jsonl are as the run "
+                       f"sealed them (`mt-eval verify {card_path}` checks them): delete {path} and resume again to "
+                       "write it anew from them, or run again with another --out")
 
 
 def _lists_the_log(listed: list[Any], logged: dict[str, Any]) -> bool:

@@ -43,6 +43,8 @@ from mt_eval.harness.method_contract import (
     checked_pins,
     merged_card,
     method_facts,
+    ran_rows_in,
+    recorded_runtime,
     say_isolated_hooks_do_not_run,
 )
 from mt_eval.harness.metric_settings import METRIC_NAMES
@@ -96,6 +98,7 @@ class RunState(msgspec.Struct, kw_only=True):
     normalised: dict[str, int] = msgspec.field(default_factory=dict)  # of every session so far
     retries_used: int = 0  # of every session so far: the retry budget is the whole run's
     latency: Measured | None = None  # the harness's latency calls (made once, by the first session)
+    runtimes: list[str] | None = None  # of each session that ran entries (`recorded_runtime`); None: not noted
 
 
 def now() -> str:
@@ -211,6 +214,10 @@ def _run_locked(run: _Run) -> RunReport:
     log = ResultsLog(log_path, known=logged_ids(log_path))  # (the ids alone: a resumed run holds no results)
     remaining = log.unlogged(entries)
     progress = RunProgress(len(entries), len(entries) - len(remaining), label=loaded.method_id, quiet=request.quiet)
+    runtime = (f"{loaded.source.runtime} (sandboxed: {fair.sandbox.tool.name})" if fair.sandbox is not None
+               else runtime_label(loaded.source, isolate=request.isolate))
+    if remaining:
+        ran_rows_in(out, state, runtime)
     earlier, saved_at = dict(state.normalised), time.monotonic()  # (what the run's earlier sessions changed)
 
     def save_spent() -> None:  # the run's counts (results changed to be accepted, retries) with this session's
@@ -266,6 +273,8 @@ def _run_locked(run: _Run) -> RunReport:
         log.close()
         progress.close()
     outcome, loaded, card = ran.outcome, ran.loaded, ran.begun
+    if ran.moved_to_guest and state.runtimes:  # (its entries ran in-process until then: said so)
+        state.runtimes[-1] = "python (isolated): it blocked the event loop in-process"
     if state.first_call_s is None and outcome.timing.first_call_s is not None:
         state.first_call_s = outcome.timing.first_call_s
     save_spent()
@@ -275,14 +284,11 @@ def _run_locked(run: _Run) -> RunReport:
     status = oc.status_of(counted)
     scores = _scores(entries, results, request, manager, state.config.get("target_lang")) if status != "failed" \
         else None
-    runtime = _runtime(loaded, request, fair)
-    if ran.moved_to_guest:
-        runtime = "python (isolated): it blocked the event loop in-process"
     referenced = None  # the card lists its results, or references the log (mt_eval.harness.card_results)
     if not embeds_results(request.embed_results, len(results)):
         referenced = log_reference(log_path, len(results))
     draft = _build_card(state, loaded, card, run.corpus, run.selection, config, run.settings, outcome.retries_used,
-                        scores, results, request, fair, run.pins, status, runtime, referenced)
+                        scores, results, request, fair, run.pins, status, recorded_runtime(state, runtime), referenced)
     draft.contamination = run.contamination
     draft.failures = oc.failures_of(counted)
     run_card = rc.seal(run.rules.finish_card(draft, entries, results, scored=run.corpus.references))
@@ -392,9 +398,3 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
         **fair.card_fields(results, complete=len(results) == len(selection.entries)),
         cached=usage["cached"], normalised=dict(state.normalised), pins=pins,
     )
-
-
-def _runtime(loaded: LoadedMethod, request: RunRequest, fair: FairRun) -> str:
-    if fair.sandbox is not None:
-        return f"{loaded.source.runtime} (sandboxed: {fair.sandbox.tool.name})"
-    return runtime_label(loaded.source, isolate=request.isolate)
