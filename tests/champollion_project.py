@@ -17,6 +17,7 @@ PLUGINS = {
     "upper": FIXTURES / "champollion-upper",  # translate.js only
     "rot13": FIXTURES / "champollion-rot13",  # pipeline.py only
     "reverse": FIXTURES / "reverse",  # both
+    "french": FIXTURES / "champollion-french",  # translate.js only: a few sentences in French
 }
 
 

@@ -297,3 +297,25 @@ def test_vue_i18n_links_polyglot_arguments_and_markdown_link_targets_come_back_a
         "signed": "spa: Fvtarq va nf @:user.name (@.lower:roles.admin)",
         "hello": "spa: Uryyb %{name}, lbh bjr ${amount}",
         "docs": "spa: Ernq gur [hfre thvqr](/docs/user-guide) be ![ybtb](img/logo.png)"}
+
+
+@needs_node
+def test_a_pairs_timeout_s_is_its_methods_timeout_and_changing_it_sends_nothing_again(tmp_path: Path):
+    """Before, every pair's method had the RunConfig's 120 s a string, whatever the pair set."""
+    def run(timeout_s: float | None) -> str:
+        pair = {"methodPlugin": "reverse"} | ({} if timeout_s is None else {"timeoutS": timeout_s})
+        for project in projects.values():
+            project.write("champollion.config.json", pairs_config({"en:es": pair}))
+        runs = both(projects)
+        assert runs["node"] == runs["python"]
+        return f"{runs['python'][0]}\n{runs['python'][1]}"
+
+    projects = twins(tmp_path, pairs_config({}), {"locales/en/a.json": {"slow": "!sleep 600 slow", "fast": "Fine"}})
+    head = "es (en:es) via reverse (eng>spa)\n  es/a.json  "
+    assert run(0.2) == (f"1\n{head}1 translated, 1 failed\n    failed slow: timed out after 0.2 s (0.2 s per entry); "
+                        "left out of the file\n  sent 2 strings in 1 call\n1 problem: failed keys with no previous "
+                        "value are missing from their files (the next run tries them again)\n")
+    assert run(3) == f"0\n{head}1 translated, 1 up to date\n  sent 1 string in 1 call\n"  # the slow one, in time
+    assert projects["node"].json("locales/es/a.json") == {"slow": "spa:wols 006 peels!", "fast": "spa:eniF"}
+    for timeout_s in (0.2, None):  # a timeout changes no translation: nothing is sent again
+        assert run(timeout_s) == f"0\n{head}2 up to date\n  sent 0 strings in 0 calls\n"

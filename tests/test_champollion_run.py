@@ -21,7 +21,8 @@ CORPUS = {"language_pair": {"source": "eng", "target": "fra"},
 def test_the_run_evaluates_the_pairs_plugin_and_the_card_says_so(tmp_path: Path, capsys):
     project = make_project(tmp_path, pairs_config({
         "en:es": {"methodPlugin": "upper"},
-        "en->fr": {"methodPlugin": "champollion-rot13", "model": "m-2", "temperature": 0.5, "batchSize": 1}}))
+        "en->fr": {"methodPlugin": "champollion-rot13", "model": "m-2", "temperature": 0.5, "batchSize": 1,
+                   "timeoutS": 30}}))
     project.write("corpus.json", CORPUS)
     out = tmp_path / "run"
     config = tmp_path / "champollion.config.json"
@@ -34,6 +35,7 @@ def test_the_run_evaluates_the_pairs_plugin_and_the_card_says_so(tmp_path: Path,
     assert card["covariates"]["model"] == "m-2"
     assert card["covariates"]["temperature"] == 0.5
     assert card["covariates"]["batch_size"] == 1
+    assert card["covariates"]["timeout_s"] == 30  # (not the --timeout default, 120)
     assert [r["predicted"] for r in card["results"]] == ["fra: Uryyb", "fra: Tbbq avtug"]
     assert card["method"]["champollion"] == {
         "config": str(config),

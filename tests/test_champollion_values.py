@@ -353,3 +353,23 @@ def test_an_apostrophe_an_icu_message_escapes_is_sent_as_itself_and_written_esca
         "a": "spa: {n, plural, one {Vg''f # svyr} other {Vg''f # svyrf}}",
         "b": "spa: {n, plural, one {qba'g} other {{name}'f}}"}
     assert tree(projects["node"]) == tree(projects["python"])
+
+
+@needs_node
+def test_the_strings_of_a_file_with_icu_messages_are_read_as_icu_even_with_simple_arguments_only(tmp_path: Path):
+    """Before: beside a plural, "It''s {name}" was sent "It''s ⟦0⟧" (ICU's escape), and the French "Ouvrir l'⟦0⟧"
+    was written "Ouvrir l'{file}", which ICU shows "Ouvrir l{file}" ('{ starts quoted text). The same strings in a
+    file without ICU messages are sent, and written, as before."""
+    strings = {"its": "It''s {name}", "open": "Open {file}"}
+    projects = twins(tmp_path, pairs_config({"en:fr": {"methodPlugin": "french"}}),
+                     {"locales/en/app.json": {"files": "{n, plural, one {# file} other {# files}}", **strings},
+                      "locales/en/legacy.json": strings}, plugins=("french",))
+    runs = both(projects)
+    assert runs["node"] == runs["python"] and runs["python"][0] == 0
+    for project in projects.values():
+        assert project.calls()[0]["sources"] == [
+            "⟦0⟧⟦1⟧ file⟦2⟧⟦3⟧ files⟦4⟧", "It's ⟦0⟧", "Open ⟦0⟧", "It''s ⟦0⟧", "Open ⟦0⟧"]
+    assert projects["python"].json("locales/fr/app.json") == {
+        "files": "{n, plural, one {# fichier} other {# fichiers}}", "its": "C''est {name}", "open": "Ouvrir l''{file}"}
+    assert projects["python"].json("locales/fr/legacy.json") == {"its": "C''est {name}", "open": "Ouvrir l'{file}"}
+    assert tree(projects["node"]) == tree(projects["python"])

@@ -23,7 +23,7 @@ def cases(name: str, key: str) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("case", cases("placeholders.json", "protect"), ids=lambda c: c["text"][:30])
 def test_protect(case):
-    protected = placeholders.protect(case["text"])
+    protected = placeholders.protect(case["text"], icu=case.get("icuFile", False))
     assert protected.text == case["protected"]
     assert list(protected.placeholders) == case["placeholders"]
     assert placeholders.has_words(protected) is case["hasWords"]

@@ -112,6 +112,23 @@ test('failed keys of a new file are said missing from it, and the next run tries
   assert.ok(third.stdout.endsWith(`\n2 problems: failed keys kept their previous values, and ${missing}\n`), third.stdout);
 });
 
+test('the strings of a file with ICU messages are read as ICU even with simple arguments only', async (t) => {
+  // Before: beside a plural, "It''s {name}" was sent "It''s ⟦0⟧", and the French "Ouvrir l'⟦0⟧" was written
+  // "Ouvrir l'{file}", which ICU shows "Ouvrir l{file}". A file without ICU messages is sent and written as before.
+  const strings = { its: "It''s {name}", open: 'Open {file}' };
+  const project = makeProject({
+    config: config({ 'en:fr': { methodPlugin: 'french' } }), plugins: ['french'],
+    files: { 'locales/en/app.json': { files: '{n, plural, one {# file} other {# files}}', ...strings }, 'locales/en/legacy.json': strings },
+  });
+  t.after(project.cleanup);
+  const result = await run(project);
+  assert.equal(result.status, 0, result.stderr);
+  assert.deepEqual(project.calls()[0].sources, ['⟦0⟧⟦1⟧ file⟦2⟧⟦3⟧ files⟦4⟧', "It's ⟦0⟧", 'Open ⟦0⟧', "It''s ⟦0⟧", 'Open ⟦0⟧']);
+  assert.deepEqual(project.json('locales/fr/app.json'),
+    { files: '{n, plural, one {# fichier} other {# fichiers}}', its: "C''est {name}", open: "Ouvrir l''{file}" });
+  assert.deepEqual(project.json('locales/fr/legacy.json'), { its: "C''est {name}", open: "Ouvrir l'{file}" });
+});
+
 test('--dry-run shows what would change and writes nothing', async (t) => {
   const project = makeProject({ config: config({ 'en:es': { methodPlugin: 'upper' }, 'en:fr': { methodPlugin: 'reverse' } }), files: { 'locales/en/a.json': { a: 'One', b: 'Two' } } });
   t.after(project.cleanup);

@@ -75,6 +75,27 @@ test('a pair\'s RunConfig can be the plugin\'s default', async (t) => {
   assert.equal(result.predicted, 'spa: HOLA');
 });
 
+test('a pair\'s timeoutS is its method\'s timeout_s a string, and no part of the fingerprint its translations are locked with', async (t) => {
+  const project = makeProject({ config: CONFIG, plugins: ['reverse'] });
+  t.after(project.cleanup);
+  const withTimeout = (timeoutS) => {
+    project.write('champollion.config.json', { version: 3, pairs: { 'en:es': { methodPlugin: 'reverse', ...timeoutS && { timeoutS } } } });
+    return resolvePair(readChampollionConfig(project.root), 'en:es');
+  };
+  const translated = async (pair) => {
+    const plugin = await loadMethodPlugin(pair.directory, { config: pair.runConfig });
+    t.after(() => plugin.close());
+    const [result] = await plugin.translate([{ id: '1', source: '!sleep 600 slow' }]);
+    return result.error ?? result.predicted;
+  };
+  const [short, long, unset] = [withTimeout(0.2), withTimeout(3), withTimeout(null)];
+  assert.deepEqual(short.runConfig, { source_lang: 'eng', target_lang: 'spa', batch_size: 16, timeout_s: 0.2 });
+  assert.equal(await translated(short), 'timed out after 0.2 s (0.2 s per entry)');
+  assert.equal(await translated(long), 'spa:wols 006 peels!');
+  assert.equal(unset.runConfig.timeout_s, undefined); // (the RunConfig's default)
+  assert.equal(new Set([short, long, unset].map((pair) => pair.fingerprint)).size, 1);
+});
+
 test('a plugin whose pairs do not fit the locales is an error naming what was tried', (t) => {
   const project = makeProject({ config: { version: 3, inputLocale: 'en', pairs: { 'en:fr': { methodPlugin: 'upper' } } } });
   t.after(project.cleanup);

@@ -22,7 +22,7 @@ const vectors = (name) => JSON.parse(readFileSync(join(repo, 'bridge', 'vectors'
 test('placeholders: protect, restore, refusals, ICU messages and edge whitespace', () => {
   const { protect: protectCases, restore: restoreCases, edges } = vectors('placeholders.json');
   for (const c of protectCases) {
-    const p = protect(c.text);
+    const p = protect(c.text, { icu: c.icuFile ?? false });
     assert.equal(p.text, c.protected, c.text);
     assert.deepEqual(p.placeholders, c.placeholders, c.text);
     assert.equal(hasWords(p), c.hasWords, c.text);

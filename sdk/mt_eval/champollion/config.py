@@ -15,8 +15,9 @@
 Pair keys are ``src:tgt``, ``src->tgt`` or ``src→tgt``; every pair translates from ``inputLocale``, which may be
 left out when every pair names the same source locale (``{"version": 3, "pairs": {"en:crk": {...}}}``). Per pair:
 ``methodPlugin`` (required: a plugin name under ``.champollion/methods/``, or a relative path), ``model``,
-``temperature``, ``batchSize`` (default 16) and ``sourceLanguage``/``targetLanguage`` (the method's language
-codes, when the built-in mapping does not fit). Unknown fields are warnings; bad JSON and wrong types are
+``temperature``, ``batchSize`` (default 16), ``timeoutS`` (seconds per string before a call fails; default the
+RunConfig's) and ``sourceLanguage``/``targetLanguage`` (the method's language codes, when the built-in mapping
+does not fit). Unknown fields are warnings; bad JSON and wrong types are
 errors located by their JSON path. A config with errors is refused saying them all, and its warnings with them.
 The Node side (``lib/champollion/config.js``) checks the same file with the generated schema
 ``bridge/schemas/champollion-config.schema.json`` and these rules, and reports the same problems at the same
@@ -60,6 +61,8 @@ class PairSettings(StrictStruct, rename="camel", forbid_unknown_fields=False, kw
     model: str | None = None
     temperature: Annotated[float, msgspec.Meta(ge=0, le=2)] | None = None
     batch_size: Annotated[int, msgspec.Meta(ge=1)] = 16
+    timeout_s: Annotated[float, msgspec.Meta(
+        gt=0, description="seconds the method may take per string before a call fails")] | None = None
     source_language: LanguageCode | None = None
     target_language: LanguageCode | None = None
 

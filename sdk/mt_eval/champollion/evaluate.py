@@ -1,10 +1,11 @@
 """``mt-eval run --champollion-config PATH --pair en:es``: evaluate exactly the plugin a champollion pair names.
 
 `champollion_selection` returns what the pair selects for the run: its plugin (the run's method), its language
-codes (the run's pair), its ``model``, ``temperature`` and ``batchSize`` (which replace ``--model``,
-``--temperature`` and ``--batch-size``), and the record the run card keeps in ``method.champollion``: the config
-(path and sha256), the pair, the plugin it resolved to and the fingerprint the lock file records for the pair's
-translations. The run checks the corpus's own pair against the selection once it has read the corpus.
+codes (the run's pair), its ``model``, ``temperature``, ``batchSize`` and ``timeoutS`` (which replace ``--model``,
+``--temperature``, ``--batch-size`` and ``--timeout``), and the record the run card keeps in
+``method.champollion``: the config (path and sha256), the pair, the plugin it resolved to and the fingerprint the
+lock file records for the pair's translations. The run checks the corpus's own pair against the selection once it
+has read the corpus.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class ChampollionSelection(msgspec.Struct, frozen=True, kw_only=True):
     model: str | None
     temperature: float | None
     batch_size: int
+    timeout_s: float | None
     record: dict[str, Any]  # the run card's method.champollion
 
     def corpus_pair_problem(self, corpus_pair: str | None) -> str | None:
@@ -73,4 +75,5 @@ def champollion_selection(config_path: str | Path, pair_key: str | None) -> Cham
         "method_fingerprint": method.fingerprint,
     }
     return ChampollionSelection(method=Path(method.directory), languages=method.languages, model=settings.model,
-                                temperature=settings.temperature, batch_size=settings.batch_size, record=record)
+                                temperature=settings.temperature, batch_size=settings.batch_size,
+                                timeout_s=settings.timeout_s, record=record)

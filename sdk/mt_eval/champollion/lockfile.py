@@ -2,7 +2,7 @@
 
 For every target file (named relative to the locales directory) and key, the lock records the hash of
 the source text the value was translated from and the fingerprint of the method (its id, its code and its
-settings) that translated it, as
+settings that shape a translation: not ``batchSize`` or ``timeoutS``) that translated it, as
 ``"SOURCE METHOD"`` (``-`` for the method of a value that was already there when the key was first seen:
 it is kept, and translated again only when its source changes). A key is sent again when its source hash
 or the method fingerprint differs, or when its value is missing from the target file::

@@ -19,6 +19,9 @@ an ICU message with the same skeleton (argument names, keywords, selectors), or 
 apostrophe the translation puts right before a protected ``{``, ``}`` or ``#`` is doubled as it is restored
 (``d'{name}`` → ``d''{name}``), so that ICU shows it rather than reading it as the start of quoted text; the
 other way, an apostrophe the message escapes (``It''s``) is sent as the apostrophe it stands for (``It's``).
+A text with simple arguments only (``It''s {name}``) cannot be told from another format's by itself:
+``protect(text, icu=True)`` reads it as an ICU message all the same (the text of a locale file that holds ICU
+messages: `holds_icu_message`), with the same rules for its apostrophes.
 """
 
 from __future__ import annotations
@@ -56,7 +59,8 @@ TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9_:.-]*|[0-9]+)(?:[ \t\r\n][^<>]*)?>")
 @dataclass(frozen=True)
 class Protected:
     """A text with its placeholders replaced by ``⟦0⟧``, ``⟦1⟧`` … (in order of appearance), and the skeleton
-    of its ICU plural, select and selectordinal messages (None: it has none)."""
+    of its ICU plural, select and selectordinal messages (None: it is not read as ICU; "": an ICU message without
+    any)."""
 
     text: str
     placeholders: tuple[str, ...]
@@ -65,7 +69,9 @@ class Protected:
     apostrophes_doubled: bool = False  # its ICU text escaped apostrophes (It''s), sent unescaped: restore doubles
 
 
-def protect(text: str) -> Protected:
+def protect(text: str, *, icu: bool = False) -> Protected:
+    """``text`` protected; with ``icu``, a text that reads as ICU is an ICU message even without a plural, select
+    or selectordinal message (``It''s {name}``)."""
     found: list[str] = []
 
     def swap(match: re.Match[str]) -> str:
@@ -73,7 +79,7 @@ def protect(text: str) -> Protected:
         return f"⟦{len(found) - 1}⟧"
 
     try:
-        message = _icu_message(text, refuse_deep=True)
+        message = _icu_message(text, refuse_deep=True, simple=icu)
     except IcuTooDeep as exc:
         return Protected(text, (), None, f"{exc}: it cannot be translated with its placeholders kept; split it")
     if message is None:
@@ -91,10 +97,10 @@ def protect(text: str) -> Protected:
     return Protected("".join(pieces), tuple(found), message.skeleton, apostrophes_doubled=doubled)
 
 
-def _icu_message(text: str, *, refuse_deep: bool = False) -> Message | None:
-    """``text`` as an ICU message, when it holds a plural, select or selectordinal one and reads as ICU
-    (``refuse_deep``: `IcuTooDeep` for one nested too deep, rather than None)."""
-    if "plural" not in text and "select" not in text:
+def _icu_message(text: str, *, refuse_deep: bool = False, simple: bool = False) -> Message | None:
+    """``text`` as an ICU message, when it holds a plural, select or selectordinal one (or, ``simple``, any) and
+    reads as ICU (``refuse_deep``: `IcuTooDeep` for one nested too deep, rather than None)."""
+    if not simple and "plural" not in text and "select" not in text:
         return None
     try:
         message = parse(text)
@@ -104,7 +110,13 @@ def _icu_message(text: str, *, refuse_deep: bool = False) -> Message | None:
         return None
     except IcuSyntaxError:
         return None
-    return message if message.skeleton else None
+    return message if message.skeleton or simple else None
+
+
+def holds_icu_message(text: str) -> bool:
+    """Whether ``text`` holds an ICU plural, select or selectordinal message that reads as ICU: a locale file with
+    one is written in ICU, so its other texts are ICU messages too (`protect`'s ``icu``)."""
+    return _icu_message(text) is not None
 
 
 _OPENS_QUOTE = re.compile(r"'[{}#|]")  # an apostrophe that starts quoted text in ICU
@@ -128,9 +140,9 @@ class PlaceholderError(ValueError):
 def restore(translated: str, placeholders: tuple[str, ...], icu: str | None = None,
             apostrophes_doubled: bool = False) -> str:
     """Put the placeholders back; raise `PlaceholderError` unless each sentinel appears exactly once and, given
-    the source's ICU skeleton ``icu``, the result has that skeleton. With ``apostrophes_doubled`` (the source
-    escaped its apostrophes, `Protected.apostrophes_doubled`), each apostrophe of the translation's text is
-    written ``''`` as the source wrote its own."""
+    the source's ICU skeleton ``icu`` (`Protected.icu`; "" too is one), the result has that skeleton. With
+    ``apostrophes_doubled`` (the source escaped its apostrophes, `Protected.apostrophes_doubled`), each apostrophe
+    of the translation's text is written ``''`` as the source wrote its own."""
     seen: dict[int, int] = {}
     for match in SENTINEL.finditer(translated):
         index = int(match.group(1))
@@ -154,10 +166,11 @@ def restore(translated: str, placeholders: tuple[str, ...], icu: str | None = No
         try:
             found = parse(restored).skeleton
         except IcuSyntaxError as exc:
-            raise PlaceholderError(f"the translation {js_string(translated)} breaks the ICU message {icu}: "
-                                   f"{exc}") from None
+            raise PlaceholderError(f"the translation {js_string(translated)} breaks the ICU message "
+                                   f"{icu or 'of its source'}: {exc}") from None
         if found != icu:
-            raise PlaceholderError(f"the translation {js_string(translated)} changed the ICU message {icu} into "
+            raise PlaceholderError(f"the translation {js_string(translated)} changed the ICU message "
+                                   f"{icu or 'of its source'} into "
                                    f"{found or 'a text without a plural, select or selectordinal message'}")
     return restored
 

@@ -7,7 +7,9 @@ and recorded, translated again only when its source changes. Keys of the target 
 has are *removed*. A target file that is a source file (a symbolic link to it, or into the source folder) is an
 error, neither read nor written. A file with keys due that could not be written (a directory in its place, a file
 where its directory should be, a directory that is not writable) or that its user made read-only is an error at
-once, and none of its keys is sent. The Node side (``lib/champollion/plan.js``) plans identically.
+once, and none of its keys is sent. A source file that holds an ICU plural, select or selectordinal message is
+written in ICU: its other texts are ICU messages too (``icu``). The Node side (``lib/champollion/plan.js``) plans
+identically.
 """
 
 from __future__ import annotations
@@ -20,12 +22,25 @@ from mt_eval.champollion.files import FileProblem, parse_json_file, read_bytes, 
 from mt_eval.champollion.jsonfmt import js_string
 from mt_eval.champollion.locales import LocaleFiles, Slot, layout, slots, string_values
 from mt_eval.champollion.lockfile import Lock, LockEntry, hash_text
+from mt_eval.champollion.placeholders import holds_icu_message
 
 
 @dataclass
 class Due:
     slot: Slot
     reason: str  # new | source changed | method changed | forced
+    text: str = ""  # its key among the texts the locale sends (`text_key`), once its file is read
+
+
+def text_key(source: str, icu: bool) -> str:
+    """The key of a due text among the texts a locale sends (`sync`): its source, marked read as ICU or not (one
+    text of a file with ICU messages and of a file without is protected, and restored, apart)."""
+    return f"{'icu' if icu else 'text'}:{source}"
+
+
+def source_of(key: str) -> str:
+    """The source text of a `text_key`."""
+    return key.partition(":")[2]
 
 
 @dataclass
@@ -46,6 +61,7 @@ class FilePlan:
     repeated: list[str] = field(default_factory=list)  # keys written twice in one object of the target: the last kept
     read_only: FileProblem | None = None  # a read-only target: not written, even when only keys removed would change it
     error: str | None = None
+    icu: bool = False  # the source file holds an ICU plural, select or selectordinal message (`placeholders.protect`)
 
 
 def read_tree(path: Path, raw: bytes | None = None, repeated: list[str] | None = None) -> Any:
@@ -83,6 +99,7 @@ def plan_file(files: LocaleFiles, name: str, locales_dir: Path, input_locale: st
     keys = set()
     for slot in slots(plan.shape):
         keys.add(slot.key)
+        plan.icu = plan.icu or holds_icu_message(slot.source)
         written_twice = next((path for path in repeated if slot.key == path or slot.key.startswith(f"{path}.")), None)
         if written_twice is not None:
             slot.collision = (f"{js_string(written_twice)} is written more than once in one object of the source "
@@ -109,6 +126,8 @@ def plan_file(files: LocaleFiles, name: str, locales_dir: Path, input_locale: st
             plan.keep[slot.key] = entry
         if previous is not None and entry is not None and slot.key not in plan.keep:
             plan.keep[slot.key] = entry  # still true of the previous value, kept if the translation fails
+    for due in plan.due:
+        due.text = text_key(due.slot.source, plan.icu)
     plan.removed = [key for key in plan.previous if key not in keys]
     plan.read_only = read_only(plan.path, leave_out)
     if plan.due and (problem := unwritable(plan.path) or plan.read_only) is not None:

@@ -1,8 +1,9 @@
 """Translating a project's locales: plan each target locale, send only what is due, write files and lock.
 
 Per target locale (in config order): the due source texts of all its files, each text once, in file and key
-order, are protected (`placeholders`), sent in batches of the pair's ``batchSize`` and restored. A text with
-nothing to translate (only placeholders, digits, punctuation) is copied without being sent. A failed key keeps
+order, are protected (`placeholders`; as ICU messages in a file that holds ICU messages, `plan`), sent in batches
+of the pair's ``batchSize`` and restored. A text with nothing to translate (only placeholders, digits,
+punctuation) is copied without being sent. A failed key keeps
 its previous value (or stays out of the file) and its previous lock entry, so it is tried again next time; so
 does a key not translated when the run was interrupted (Ctrl-C), whose locale is written with what was
 translated before. A target file is written only when its bytes change, and not created empty when none of its
@@ -29,7 +30,7 @@ from mt_eval.champollion.languages import LanguageError, pair_languages
 from mt_eval.champollion.locales import LocaleFiles, fill, find_locale_files, slots
 from mt_eval.champollion.lockfile import LOCK_FILE, Lock, LockEntry, hash_text, method_fingerprint, read_lock
 from mt_eval.champollion.placeholders import PlaceholderError, Protected, has_words, keep_edges, protect, restore
-from mt_eval.champollion.plan import FilePlan, plan_file
+from mt_eval.champollion.plan import FilePlan, plan_file, source_of
 from mt_eval.champollion.plugins import resolve_plugin
 from mt_eval.code_hash import code_sha256
 from mt_eval.guarded_calls import call_failure
@@ -85,6 +86,9 @@ def pair_method(config: ChampollionConfig, pair: Pair) -> PairMethod:
         run_config["model"] = s.model
     if s.temperature is not None:
         run_config["temperature"] = s.temperature
+    if s.timeout_s is not None:
+        run_config["timeout_s"] = s.timeout_s
+    # (the timeout changes no translation: it is not part of the fingerprint, so changing it sends nothing again)
     fingerprint = method_fingerprint(source.method_id, code_sha256(directory), source_lang, target_lang, s.model,
                                      s.temperature)
     return PairMethod(pair, directory, source.method_id, run_config, fingerprint)
@@ -172,7 +176,7 @@ async def sync_locales(config: ChampollionConfig, methods: list[PairMethod],
         locale_report.calls = -(-len(sendable) // batch_size)
         locale_report.sent = len(sendable)
         outcomes: dict[str, tuple[str | None, str | None]] = {
-            text: (text, None) for text, protected in texts.items() if not has_words(protected)}
+            text: (source_of(text), None) for text, protected in texts.items() if not has_words(protected)}
         outcomes.update((text, (None, problem)) for text, problem in invalid.items())
         if sendable and not dry_run:
             if (problem := unwritable(lock_path)) is not None:
@@ -277,11 +281,13 @@ def _not_sendable(sendable: list[str], texts: dict[str, Protected]) -> dict[str,
 
 
 def _due_texts(plans: list[FilePlan]) -> dict[str, Protected]:
+    """The locale's due texts protected, each once, by key (`plan.text_key`): read as ICU in a file with ICU
+    messages."""
     texts: dict[str, Protected] = {}
     for plan in plans:
         for due in plan.due:
-            if due.slot.source not in texts:
-                texts[due.slot.source] = protect(due.slot.source)
+            if due.text not in texts:
+                texts[due.text] = protect(due.slot.source, icu=plan.icu)
     return texts
 
 
@@ -307,7 +313,7 @@ async def _translate_batch(translate: Translate, batch: list[str], texts: dict[s
         try:
             sent = texts[text]
             restored = restore(result["predicted"], sent.placeholders, sent.icu, sent.apostrophes_doubled)
-            out[text] = (keep_edges(text, restored), None)
+            out[text] = (keep_edges(source_of(text), restored), None)
         except PlaceholderError as exc:
             out[text] = (None, str(exc))
     return out
@@ -325,10 +331,10 @@ def _finish_file(plan: FilePlan, outcomes: dict[str, tuple[str | None, str | Non
     values = {key: text for key, text in plan.previous.items() if key in plan.keep or key in due_keys}
     entries: dict[str, LockEntry] = dict(plan.keep)
     for due in plan.due:
-        if due.slot.source not in outcomes:  # the run was interrupted before it was translated
+        if due.text not in outcomes:  # the run was interrupted before it was translated
             report.interrupted.append(due.slot.key)
             continue
-        translated, error = outcomes[due.slot.source]
+        translated, error = outcomes[due.text]
         if translated is None:
             kept = due.slot.key in plan.previous
             report.failed.append((due.slot.key, f"{error or 'not translated'}; "
@@ -338,7 +344,7 @@ def _finish_file(plan: FilePlan, outcomes: dict[str, tuple[str | None, str | Non
             continue
         values[due.slot.key] = translated
         entries[due.slot.key] = LockEntry(hash_text(due.slot.source), fingerprint)
-        (report.copied if not has_words(texts[due.slot.source]) else report.translated).append(due.slot.key)
+        (report.copied if not has_words(texts[due.text]) else report.translated).append(due.slot.key)
     if plan.previous_text is None and not values and (plan.due or plan.collisions):  # nothing for a file not there yet
         lock.files.pop(plan.name, None)
         return report

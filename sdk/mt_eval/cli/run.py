@@ -190,7 +190,7 @@ def run_request(args: argparse.Namespace) -> RunRequest | None:
 
     refuse_options_apart(args)
     method, corpus, pair = args.method, args.corpus, args.pair
-    model, temperature, batch_size = args.model, args.temperature, args.batch_size
+    model, temperature, batch_size, timeout_s = args.model, args.temperature, args.batch_size, args.timeout
     if args.demo:
         from mt_eval.resources import demo_corpus, demo_method
 
@@ -210,6 +210,7 @@ def run_request(args: argparse.Namespace) -> RunRequest | None:
         method, pair, batch_size = str(selected.method), selected.languages, selected.batch_size
         model = selected.model if selected.model is not None else model
         temperature = selected.temperature if selected.temperature is not None else temperature
+        timeout_s = selected.timeout_s if selected.timeout_s is not None else timeout_s
     elif pair is not None:  # with --champollion-config, --pair names one of the config's pairs, as written there
         from mt_eval.pairs import parse_pair
 
@@ -223,7 +224,7 @@ def run_request(args: argparse.Namespace) -> RunRequest | None:
         settings=MethodSettings(model=model, base_url=args.base_url, temperature=temperature,
                                 max_tokens=args.max_tokens, params=method_params(args.param)),
         seed=args.seed,
-        calls=RunSettings(batch_size=batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
+        calls=RunSettings(batch_size=batch_size, concurrency=args.concurrency, timeout_s=timeout_s,
                           retries=args.retries, retry_budget=args.retry_budget),
         max_errors=args.max_errors, resamples=args.resamples, bootstrap=args.bootstrap,
         embed_results=args.embed_results, isolate=args.isolate,

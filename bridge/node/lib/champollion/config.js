@@ -149,7 +149,7 @@ export function configPath(path) {
 
 /**
  * Read a config: {file, directory, inputLocale, localesDir, pairs: [{key, source, target, methodPlugin,
- * model, temperature, batchSize, sourceLanguage, targetLanguage}], warnings}. Throws
+ * model, temperature, batchSize, timeoutS, sourceLanguage, targetLanguage}], warnings}. Throws
  * ChampollionConfigError listing every error.
  */
 export function readChampollionConfig(path) {

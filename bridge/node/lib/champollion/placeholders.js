@@ -11,7 +11,10 @@
 // an ICU message with the same skeleton (argument names, keywords, selectors), or it is refused too. An
 // apostrophe the translation puts right before a protected {, } or # is doubled as it is restored (d'{name}
 // becomes d''{name}), so that ICU shows it rather than reading it as the start of quoted text; the other way, an
-// apostrophe the message escapes (It''s) is sent as the apostrophe it stands for (It's).
+// apostrophe the message escapes (It''s) is sent as the apostrophe it stands for (It's). A text with simple
+// arguments only (It''s {name}) cannot be told from another format's by itself: protect(text, {icu: true}) reads
+// it as an ICU message all the same (the text of a locale file that holds ICU messages: holdsIcuMessage), with
+// the same rules for its apostrophes.
 import { IcuSyntaxError, IcuTooDeep, parse } from './icu.js';
 
 // Every alternative starts with one fixed character (not a class, an optional one or a lookbehind), so the scan
@@ -35,10 +38,12 @@ const TAG = /^<(\/?)([A-Za-z][A-Za-z0-9_:.-]*|[0-9]+)(?:[ \t\r\n][^<>]*)?>$/; //
 
 /**
  * {text, placeholders, icu, apostrophesDoubled}: text with its placeholders replaced by ⟦0⟧, ⟦1⟧ … in order of
- * appearance, the skeleton of its ICU plural, select and selectordinal messages (null: it has none), and whether
- * its ICU text escaped apostrophes (It''s), sent unescaped, for restore to double again.
+ * appearance, the skeleton of its ICU plural, select and selectordinal messages (null: it is not read as ICU; "":
+ * an ICU message without any), and whether its ICU text escaped apostrophes (It''s), sent unescaped, for restore to
+ * double again. With icu, a text that reads as ICU is an ICU message even without a plural, select or selectordinal
+ * message (It''s {name}).
  */
-export function protect(text) {
+export function protect(text, { icu = false } = {}) {
   const placeholders = [];
   const swap = (match) => {
     placeholders.push(match);
@@ -46,7 +51,7 @@ export function protect(text) {
   };
   let message;
   try {
-    message = icuMessage(text, true);
+    message = icuMessage(text, true, icu);
   } catch (error) {
     if (!(error instanceof IcuTooDeep)) throw error;
     return { text, placeholders, icu: null, problem: `${error.message}: it cannot be translated with its placeholders kept; split it` };
@@ -63,10 +68,10 @@ export function protect(text) {
   return { text: protectedText, placeholders, icu: message.skeleton, apostrophesDoubled };
 }
 
-// text as an ICU message, when it holds a plural, select or selectordinal one and reads as ICU (refuseDeep: throw
-// IcuTooDeep for one nested too deep, rather than null).
-function icuMessage(text, refuseDeep = false) {
-  if (!text.includes('plural') && !text.includes('select')) return null;
+// text as an ICU message, when it holds a plural, select or selectordinal one (or, simple, any) and reads as ICU
+// (refuseDeep: throw IcuTooDeep for one nested too deep, rather than null).
+function icuMessage(text, refuseDeep = false, simple = false) {
+  if (!simple && !text.includes('plural') && !text.includes('select')) return null;
   let message;
   try {
     message = parse(text);
@@ -74,7 +79,15 @@ function icuMessage(text, refuseDeep = false) {
     if (!(error instanceof IcuSyntaxError) || (refuseDeep && error instanceof IcuTooDeep)) throw error;
     return null;
   }
-  return message.skeleton ? message : null;
+  return message.skeleton || simple ? message : null;
+}
+
+/**
+ * Whether text holds an ICU plural, select or selectordinal message that reads as ICU: a locale file with one is
+ * written in ICU, so its other texts are ICU messages too (protect's icu).
+ */
+export function holdsIcuMessage(text) {
+  return icuMessage(text) !== null;
 }
 
 const OPENS_QUOTE = /'[{}#|]/; // an apostrophe that starts quoted text in ICU
@@ -169,7 +182,7 @@ function apostrophesKept(translated, placeholders, doubled = false) {
 
 /**
  * Put the placeholders back; throws PlaceholderError unless each sentinel appears exactly once and, given the
- * source's ICU skeleton icu, the result has that skeleton.
+ * source's ICU skeleton icu (protect's icu; "" too is one), the result has that skeleton.
  */
 export function restore(translated, placeholders, icu = null, apostrophesDoubled = false) {
   const seen = new Map();
@@ -195,10 +208,10 @@ export function restore(translated, placeholders, icu = null, apostrophesDoubled
       found = parse(restored).skeleton;
     } catch (error) {
       if (!(error instanceof IcuSyntaxError)) throw error;
-      throw new PlaceholderError(`the translation ${JSON.stringify(translated)} breaks the ICU message ${icu}: ${error.message}`);
+      throw new PlaceholderError(`the translation ${JSON.stringify(translated)} breaks the ICU message ${icu || 'of its source'}: ${error.message}`);
     }
     if (found !== icu) {
-      throw new PlaceholderError(`the translation ${JSON.stringify(translated)} changed the ICU message ${icu} into `
+      throw new PlaceholderError(`the translation ${JSON.stringify(translated)} changed the ICU message ${icu || 'of its source'} into `
         + `${found || 'a text without a plural, select or selectordinal message'}`);
     }
   }

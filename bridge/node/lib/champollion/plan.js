@@ -3,12 +3,21 @@
 // recorded) and keys removed (no longer in the source). A target file that is a source file (a symbolic link to it,
 // or into the source folder) is an error, neither read nor written. A file with keys due that could not be written (a
 // directory in its place, a file where its directory should be, a directory that is not writable) or that its user
-// made read-only is an error at once, and none of its keys is sent.
+// made read-only is an error at once, and none of its keys is sent. A source file that holds an ICU plural, select
+// or selectordinal message is written in ICU: its other texts are ICU messages too (icu).
 import { join } from 'node:path';
 
 import { FileProblem, isFile, parseJsonFile, readBytes, readOnly, sourceInPlace, unwritable } from './files.js';
 import { layout, slots, stringValues } from './locales.js';
 import { hashText } from './lockfile.js';
+import { holdsIcuMessage } from './placeholders.js';
+
+/**
+ * The key of a due text among the texts a locale sends (sync.js): its source, marked read as ICU or not (one text of
+ * a file with ICU messages and of a file without is protected, and restored, apart); sourceOf gives the source back.
+ */
+const textKey = (source, icu) => `${icu ? 'icu' : 'text'}:${source}`;
+export const sourceOf = (key) => key.slice(key.indexOf(':') + 1);
 
 /**
  * A locale file's JSON object (a Map; read from bytes when given), its numbers as written (JsonNumbers, copied
@@ -33,7 +42,8 @@ export function planFile(files, name, localesDir, inputLocale, locale, lock, fin
     previous: new Map(),
     previousText: null,
     keep: new Map(), // lock entries of previous values kept
-    due: [],
+    due: [], // {slot, reason, text: its key (textKey)}
+    icu: false, // the source file holds an ICU plural, select or selectordinal message (placeholders.js's protect)
     collisions: [],
     upToDate: 0,
     adopted: [],
@@ -65,6 +75,7 @@ export function planFile(files, name, localesDir, inputLocale, locale, lock, fin
   const keys = new Set();
   for (const slot of slots(plan.shape)) {
     keys.add(slot.key);
+    plan.icu ||= holdsIcuMessage(slot.source);
     const writtenTwice = repeated.find((path) => slot.key === path || slot.key.startsWith(`${path}.`));
     if (writtenTwice !== undefined) {
       slot.collision = `${JSON.stringify(writtenTwice)} is written more than once in one object of the source `
@@ -91,6 +102,7 @@ export function planFile(files, name, localesDir, inputLocale, locale, lock, fin
     // Still true of the previous value, which is kept if the translation fails.
     if (previous !== undefined && entry !== undefined && !plan.keep.has(slot.key)) plan.keep.set(slot.key, entry);
   }
+  for (const due of plan.due) due.text = textKey(due.slot.source, plan.icu);
   plan.removed = [...plan.previous.keys()].filter((key) => !keys.has(key));
   plan.readOnly = readOnly(plan.path, leaveOut);
   const problem = plan.due.length ? unwritable(plan.path) ?? plan.readOnly : null;

@@ -1,8 +1,8 @@
 // Translating a project's locales (as mt_eval.champollion.sync, byte for byte): per target locale, the
-// due source texts of all its files — each once, in file and key order — are protected, sent in batches
-// of the pair's batchSize and restored. A text with nothing to translate is copied. A failed key keeps
-// its previous value (or stays out) and its previous lock entry, as does a key not translated when the run
-// was interrupted (its locale is written with what was translated). Files are written only when their
+// due source texts of all its files — each once, in file and key order — are protected (as ICU messages in a file
+// that holds ICU messages: plan.js), sent in batches of the pair's batchSize and restored. A text with nothing to
+// translate is copied. A failed key keeps its previous value (or stays out) and its previous lock entry, as does a
+// key not translated when the run was interrupted (its locale is written with what was translated). Files are written only when their
 // bytes change (a new one not created empty when none of its keys got a value), the lock file likewise. A target file that cannot be written is an error of that file
 // alone (the others are written), and keeps its lock entries.
 import { join } from 'node:path';
@@ -21,7 +21,7 @@ import { checkLocalesOptions } from './options.js';
 import { fill, findLocaleFiles, slots } from './locales.js';
 import { LOCK_FILE, hashText, methodFingerprint, readLock } from './lockfile.js';
 import { hasWords, keepEdges, PlaceholderError, protect, restore } from './placeholders.js';
-import { planFile } from './plan.js';
+import { planFile, sourceOf } from './plan.js';
 import { checkLocalesDir, readChampollionConfig, splitPairKey } from './config.js';
 import { loadMethodPlugin, resolveMethodPlugin } from './plugins.js';
 import { acquireProjectLock } from './project-lock.js';
@@ -52,6 +52,7 @@ export function pairMethod(config, pair) {
   const runConfig = { source_lang: sourceLang, target_lang: targetLang, batch_size: pair.batchSize };
   if (pair.model !== null) runConfig.model = pair.model;
   if (pair.temperature !== null) runConfig.temperature = pair.temperature;
+  if (pair.timeoutS !== null) runConfig.timeout_s = pair.timeoutS;
   return {
     pair, directory, methodId: manifest.methodId, runConfig,
     fingerprint: methodFingerprint(manifest.methodId, codeSha256(directory), sourceLang, targetLang, pair.model, pair.temperature),
@@ -217,9 +218,9 @@ export async function syncLocales(config, methods, openMethod, { dryRun = false,
     report.locales.push(localeReport);
     const texts = new Map();
     for (const plan of plans) {
-      for (const { slot } of plan.due) if (!texts.has(slot.source)) texts.set(slot.source, protect(slot.source));
+      for (const { slot, text } of plan.due) if (!texts.has(text)) texts.set(text, protect(slot.source, { icu: plan.icu }));
     }
-    const outcomes = new Map([...texts].filter(([, p]) => !hasWords(p)).map(([text]) => [text, { text }]));
+    const outcomes = new Map([...texts].filter(([, p]) => !hasWords(p)).map(([text]) => [text, { text: sourceOf(text) }]));
     const sendable = [];
     for (const [text, protectedText] of texts) {
       if (!hasWords(protectedText)) continue;
@@ -321,7 +322,7 @@ async function translateBatch(translate, batch, texts, runConfig) {
     }
     try {
       const { placeholders, icu, apostrophesDoubled } = texts.get(text);
-      out.set(text, { text: keepEdges(text, restore(result.predicted, placeholders, icu, apostrophesDoubled)) });
+      out.set(text, { text: keepEdges(sourceOf(text), restore(result.predicted, placeholders, icu, apostrophesDoubled)) });
     } catch (error) {
       if (!(error instanceof PlaceholderError)) throw error;
       out.set(text, { error: error.message });
@@ -342,8 +343,8 @@ function finishFile(plan, outcomes, texts, lock, fingerprint, dryRun) {
   const dueKeys = new Set(plan.due.map(({ slot }) => slot.key));
   const values = new Map([...plan.previous].filter(([key]) => plan.keep.has(key) || dueKeys.has(key)));
   const entries = new Map(plan.keep);
-  for (const { slot } of plan.due) {
-    const outcome = outcomes.get(slot.source);
+  for (const { slot, text: key } of plan.due) {
+    const outcome = outcomes.get(key);
     if (outcome === undefined) { // the run was interrupted before it was translated
       report.interrupted.push(slot.key);
       continue;
@@ -356,7 +357,7 @@ function finishFile(plan, outcomes, texts, lock, fingerprint, dryRun) {
     }
     values.set(slot.key, outcome.text);
     entries.set(slot.key, { source: hashText(slot.source), method: fingerprint });
-    (hasWords(texts.get(slot.source)) ? report.translated : report.copied).push(slot.key);
+    (hasWords(texts.get(key)) ? report.translated : report.copied).push(slot.key);
   }
   if (plan.previousText === null && values.size === 0 && (plan.due.length || plan.collisions.length)) { // nothing to put in a file not there yet
     lock.files.delete(plan.name);

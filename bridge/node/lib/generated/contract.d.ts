@@ -805,6 +805,8 @@ export interface PairSettings {
   model?: string | null;
   temperature?: number | null;
   batchSize?: number;
+  /** seconds the method may take per string before a call fails */
+  timeoutS?: number | null;
   /** ISO 639 language code, optionally with subtags, e.g. "eng", "es", "pt-BR". */
   sourceLanguage?: string | null;
   /** ISO 639 language code, optionally with subtags, e.g. "eng", "es", "pt-BR". */

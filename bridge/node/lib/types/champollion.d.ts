@@ -17,6 +17,8 @@ export interface ChampollionPair {
   model: string | null;
   temperature: number | null;
   batchSize: number;
+  /** Seconds per string before a call fails (the RunConfig's timeout_s); null: the RunConfig's default. */
+  timeoutS: number | null;
   /** The method's language codes, when the built-in locale mapping does not fit. */
   sourceLanguage: string | null;
   targetLanguage: string | null;
@@ -155,16 +157,18 @@ export class PlaceholderError extends Error {}
 /**
  * Placeholders ({{name}}, {count}, %s, HTML tags, …) swapped for sentinels ⟦0⟧, ⟦1⟧ … in order; in a text
  * holding an ICU plural, select or selectordinal message, its syntax, # and arguments too, and icu is its
- * skeleton ("{count, plural, one {…} other {…}}"; null: the text has no such message). An apostrophe its ICU
- * text escapes (It''s) is sent as the apostrophe it stands for (It's): apostrophesDoubled says so, for restore.
+ * skeleton ("{count, plural, one {…} other {…}}"; null: the text has no such message). With icu (the text of a
+ * locale file that holds such a message), a text that reads as ICU is an ICU message even with simple arguments
+ * only (It''s {name}; icu ""). An apostrophe its ICU text escapes (It''s) is sent as the apostrophe it stands for
+ * (It's): apostrophesDoubled says so, for restore.
  */
-export function protectPlaceholders(text: string): {
+export function protectPlaceholders(text: string, options?: { icu?: boolean }): {
   text: string; placeholders: string[]; icu: string | null; apostrophesDoubled?: boolean; problem?: string;
 };
 
 /**
  * Put placeholders back; throws PlaceholderError unless each sentinel appears exactly once and, given the
- * source's ICU skeleton icu, the result has that skeleton. With apostrophesDoubled (from protectPlaceholders),
+ * source's ICU skeleton icu ("" too is one), the result has that skeleton. With apostrophesDoubled (from protectPlaceholders),
  * each apostrophe of the translation's text is written '' as the source wrote its own.
  */
 export function restorePlaceholders(translated: string, placeholders: readonly string[], icu?: string | null,
