@@ -128,3 +128,12 @@ async def test_a_failing_programs_stderr_is_read_in_its_declared_encoding(tmp_pa
     program = translator(tmp_path, "failing.py", FAILING_PROGRAM, "café modèle\n".encode("latin-1").hex(),
                          persistent=persistent, options=options, framing=LINES.with_encoding("latin-1"))
     assert await outcomes(program, ["a"]) == [(None, "failing.py exited with code 3 | stderr: café modèle")]
+
+@BOTH_MODES
+async def test_a_shift_jis_programs_stderr_tail_cut_in_a_character_shows_no_other_character(tmp_path, persistent):
+    """The last byte of a Shift_JIS "デ" is an "f": before, a tail that began after its first byte read "fルが…"."""
+    stderr = "モデルがありません".encode("shift_jis") * 2 + "\nモデル\n".encode("shift_jis")
+    options = ProcessOptions(timeout_s=2.0, shutdown_grace_s=0.5, stderr_tail_bytes=23)  # (cut in the second "デ")
+    program = translator(tmp_path, "failing.py", FAILING_PROGRAM, stderr.hex(), persistent=persistent,
+                         options=options, framing=LINES.with_encoding("shift_jis"))
+    assert await outcomes(program, ["a"]) == [(None, "failing.py exited with code 3 | stderr: ルがありません / モデル")]

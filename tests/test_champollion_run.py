@@ -74,3 +74,20 @@ def test_wrong_pair_method_or_corpus_is_refused(tmp_path: Path, capsys):
     message = error("--pair", "en:fr")
     assert 'methodPlugin "rot-13" names no plugin' in message and "method_id champollion-rot13" in message
     assert not (tmp_path / "run").exists()
+
+
+def test_the_pairs_timeout_replaces_an_explicit_timeout_as_the_help_says(tmp_path: Path, capsys):
+    project = make_project(tmp_path, pairs_config({"en:fr": {"methodPlugin": "rot13", "timeoutS": 30}}))
+    project.write("corpus.json", CORPUS)
+    out = tmp_path / "run"
+    status = main(["run", "--champollion-config", str(tmp_path), "--pair", "en:fr", "--corpus",
+                   str(tmp_path / "corpus.json"), "--timeout", "5", "--out", str(out), "--quiet", "--resamples", "10",
+                   *LENIENT])
+    assert status == 0, capsys.readouterr().err
+    assert json.loads((out / "card.json").read_text(encoding="utf-8"))["covariates"]["timeout_s"] == 30
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "its model, temperature, batchSize and timeoutS apply, over --model, --temperature, --batch-size and " \
+           "--timeout" in shown

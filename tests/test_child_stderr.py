@@ -46,3 +46,25 @@ def test_last_lines_joins_the_telling_lines_without_node_trace_hints():
     text = ("Error: no model\n(Use `node --trace-warnings ...` to show where the warning was created)\n"
             "    at load (translate.js:3)\n")
     assert last_lines(text) == "Error: no model /     at load (translate.js:3)"
+
+
+def test_a_tail_cut_in_a_shift_jis_or_gbk_character_shows_no_other_character_for_its_bytes_left():
+    """In Shift_JIS the last byte of "デ" is an "f": before, a tail cut after its first byte began "fルが…"; in GBK
+    the bytes left of a cut character turned the whole line into other characters ("薹ǘ寥…")."""
+    tail = StderrTail(logging.getLogger("test.child_stderr"), "child", max_bytes=41, encoding="shift_jis")
+    tail.feed("モデルがありません".encode("shift_jis") * 4 + "\nモデル\n".encode("shift_jis"))
+    # (its last 41 bytes begin with the last byte of the third "デ")
+    assert tail.tail() == "ルがありませんモデルがありません\nモデル"
+    gbk = StderrTail(logging.getLogger("test.child_stderr"), "child", max_bytes=21, encoding="gbk")
+    gbk.feed("无法读取词典".encode("gbk") * 4 + b"\nno model\n")
+    # (its first 37 bytes are no longer kept: of the line cut, nothing tells where characters begin, it is left out)
+    assert gbk.tail() == "\nno model"
+
+
+def test_a_mark_inside_a_shift_jis_character_gives_the_characters_after_it():
+    tail = StderrTail(logging.getLogger("test.child_stderr"), "child", encoding="shift_jis")
+    tail.feed(b"reload: " + "デ".encode("shift_jis")[:1])
+    mark = tail.total
+    tail.feed("デ".encode("shift_jis")[1:] + "ータ\n".encode("shift_jis"))
+    assert tail.since(mark) == "ータ\n"
+    assert tail.since(mark - 1) == "データ\n"

@@ -5,6 +5,7 @@ went wrong (`mt_eval.child_process.ChildProcess` feeds one `StderrTail` per chil
 from __future__ import annotations
 
 import codecs
+import functools
 import logging
 import re
 
@@ -41,23 +42,62 @@ class StderrTail:
 
     def tail(self) -> str:
         """The last lines (bounded in bytes and in lines); of a character cut at their start, nothing, not U+FFFD."""
-        text = _decoded(bytes(self._data[-self.max_bytes:]), self.encoding)
+        text = self._text_from(max(0, len(self._data) - self.max_bytes))
         return "\n".join(text.splitlines()[-self.max_lines:])
 
     def since(self, mark: int) -> str:
         """What arrived after ``mark`` (an earlier value of `total`), as far as the kept bytes reach back; of a
         character cut at its start, nothing, not U+FFFD."""
         kept = min(self.total - mark, len(self._data))
-        return _decoded(bytes(self._data[len(self._data) - kept:]), self.encoding) if kept > 0 else ""
+        return self._text_from(len(self._data) - kept) if kept > 0 else ""
+
+    def _text_from(self, start: int) -> str:
+        """The kept bytes from ``start`` on, as text from the first character that begins there or after (only the
+        bytes read are copied: `since` is called for every record of a program restarted on what it writes)."""
+        reach = start if _utf8(self.encoding) or not _multi_byte(self.encoding) else max(0, start - _REACH)
+        return _decoded(bytes(self._data[reach:]), start - reach, self.encoding,
+                        whole=reach == 0 and self.total == len(self._data))
 
 
-def _decoded(data: bytes, encoding: str) -> str:
-    """Bytes a child wrote, as text; in UTF-8, without the bytes at their start of a character cut before them (text
-    never starts with one of them: a character's bytes after its first are 0x80 to 0xBF)."""
-    if codecs.lookup(encoding).name != "utf-8":
-        return data.decode(encoding, "replace")
-    cut = len(data[:3]) - len(data[:3].lstrip(bytes(range(0x80, 0xC0))))
-    return data[cut:].decode("utf-8", "replace")
+# A byte below 0x40 is a character of its own in the multi-byte encodings a program may declare (Shift_JIS, EUC-JP,
+# EUC-KR, GBK, Big5: the bytes of a character after its first are 0x40 or above): characters are known to begin there.
+_SINGLE_BYTE_CHARACTER = re.compile(rb"[\x00-\x3f]")
+_REACH = 1024  # bytes read again before a cut, at most, to find where characters begin
+
+
+def _decoded(data: bytes, start: int, encoding: str, *, whole: bool) -> str:
+    """``data[start:]`` (bytes a child wrote; ``whole``: all of them, from its first), as text without the bytes at
+    its start of a character cut before them: no U+FFFD, nor the other characters they would read as in Shift_JIS or
+    GBK. In UTF-8 a character's bytes after its first are 0x80 to 0xBF; in a multi-byte encoding, where characters
+    begin is found by reading from the last byte before ``start`` that is a character of its own."""
+    if _utf8(encoding):
+        cut = len(data[start:start + 3]) - len(data[start:start + 3].lstrip(bytes(range(0x80, 0xC0))))
+        return data[start + cut:].decode("utf-8", "replace")
+    if not _multi_byte(encoding):
+        return data[start:].decode(encoding, "replace")
+    reach = max(0, start - _REACH)
+    sync = max((m.start() for m in _SINGLE_BYTE_CHARACTER.finditer(data, reach, start)),
+               default=0 if whole and reach == 0 else None)
+    if sync is None:  # nothing before it tells where characters begin: from the first byte after it that does
+        ahead = _SINGLE_BYTE_CHARACTER.search(data, start)
+        return data[ahead.start() if ahead else start:].decode(encoding, "replace")
+    decoder = codecs.getincrementaldecoder(encoding)("replace")
+    decoder.decode(data[sync:start])
+    cut_in_two = bool(decoder.getstate()[0])
+    text = decoder.decode(data[start:], final=True)
+    return text[1:] if cut_in_two else text
+
+
+@functools.cache
+def _utf8(encoding: str) -> bool:
+    return codecs.lookup(encoding).name == "utf-8"
+
+
+@functools.cache
+def _multi_byte(encoding: str) -> bool:
+    """Whether some characters of ``encoding`` are written in more than one byte (a byte starts one)."""
+    return any(codecs.getincrementaldecoder(encoding)("replace").decode(bytes([byte])) == ""
+               for byte in range(0x80, 0x100))
 
 
 # Node's own hint after a warning or an uncaught error (``(Use `node --trace-warnings ...` to show where the warning

@@ -73,8 +73,8 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
                            "--accept-doubt pair-mismatch); with --champollion-config, the config's pair, e.g. en:es")
     named.add_argument("--champollion-config", type=named_path, metavar="PATH",
                        help="evaluate the method plugin a champollion.config.json names for --pair (its model, "
-                            "temperature and batchSize apply; the run card records the config and pair; not with "
-                            "--method or --demo)")
+                            "temperature, batchSize and timeoutS apply, over --model, --temperature, --batch-size "
+                            "and --timeout; the run card records the config and pair; not with --method or --demo)")
     what.add_argument("--demo", action="store_true", help="run the bundled example method on the bundled corpus")
     what.add_argument("--isolate", action="store_true", help="run a Python method in its own process")
     add_corpus_arguments(run)
