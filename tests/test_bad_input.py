@@ -135,6 +135,23 @@ def test_bad_input_is_reported_with_path_message_and_hint(make_plugin, manifest,
     assert problem.file.endswith(("method.json", "method_card.json", "pipeline.py"))
 
 
+def test_a_failed_import_names_the_command_that_shows_its_traceback_with_the_sdk(make_plugin, tmp_path):
+    """Before, the fix said `python pipeline.py`: whichever Python PATH finds, often one without the SDK, so a plugin
+    that imports mt_eval showed "No module named 'mt_eval'" there instead of its own error."""
+    import re
+    import shlex
+
+    directory = make_plugin(BASE, {"pipeline.py": "from mt_eval.results import TranslationResult\n"
+                                                  "undefined_name_here\n"})
+    problem = next(p for p in validate_plugin(directory).errors if p.path == "$.entry_point")
+    assert "NameError: name 'undefined_name_here' is not defined (pipeline.py:2)" in problem.message
+    command = re.search(r"run `([^`]+)` to see the full traceback", problem.hint or "")
+    assert command, problem.hint
+    shown = subprocess.run(shlex.split(command[1]), capture_output=True, text=True, timeout=60,
+                           env={**os.environ, "PATH": str(tmp_path / "no-programs-here")})
+    assert "NameError: name 'undefined_name_here' is not defined" in shown.stderr, shown.stderr
+
+
 def test_invalid_utf8_names_the_byte(make_plugin):
     directory = make_plugin('{"name": "x"}')
     (directory / "method.json").write_bytes(b'{"name": "caf\xe9",\n "entry_point": "pipeline:EchoMethod"}')

@@ -35,6 +35,22 @@ def test_options_that_would_be_ignored_are_refused(cards, tmp_path: Path, db: st
     assert not site.exists()
 
 
+@pytest.mark.parametrize(("word", "said"), [
+    ("server", "argument serve: got 'server': did you mean serve?"),
+    ("board.db", "argument serve: got 'board.db': the only word it takes is serve; name a store with --db URL, the "
+                 "directory of a site to write with --out DIR"),
+    ("postgresql://board:s3cret@db.example.org/lb", "argument serve: got 'postgresql://board:***@db.example.org/lb'"),
+])
+def test_a_word_other_than_serve_says_what_was_meant(tmp_path: Path, capsys, word: str, said: str):
+    """Before: `argument action: invalid choice: 'board.db' (choose from 'serve')`, naming an internal name and not
+    the option a store (given as `mt-eval publish` takes its cards) is named with."""
+    with pytest.raises(SystemExit) as stopped:
+        main(["leaderboard", word, "--db", str(tmp_path / "board.db")])
+    out, err = capsys.readouterr()
+    assert (stopped.value.code, out) == (2, "") and said in err and "usage: mt-eval leaderboard" in err
+    assert "s3cret" not in err and not (tmp_path / "board.db").exists()
+
+
 @pytest.mark.parametrize(("options", "said"), [
     (["--out", "SITE"], "argument --out: not allowed with serve, which answers from the live store"),
     (["--json"], "argument --json: not allowed with serve, which serves every format"),

@@ -115,6 +115,7 @@ def test_an_empty_existing_directory_is_used_and_missing_parents_are_made(tmp_pa
 
 @pytest.mark.parametrize(("setting", "message"), [
     ("colour=blue", '--set colour=blue: no question "colour"; the questions are method_kind, method_name, method_id'),
+    ("runtme=node", '--set runtme=node: no question "runtme" (did you mean "runtime"?); the questions are method_kind'),
     ("runtime=rust", "--set runtime=rust: runtime is one of python, node, both; not \"rust\""),
     ("open_source=maybe", '--set open_source=maybe: open_source is true or false, not "maybe"'),
     ("runtime", '--set "runtime": write KEY=VALUE, e.g. --set runtime=node'),

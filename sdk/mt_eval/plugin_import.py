@@ -215,8 +215,10 @@ def _import_failure(exc: BaseException, directory: Path, module: str, target: Pa
         return EntryPointError(f'importing "{module}" failed: {describe_exception(exc, directory)}',
                                f"its cached bytecode {cached} is damaged (cut short, e.g. by a full disk): delete "
                                f"{cached} (or the {cached.parent} directory) and try again")
+    import shlex
+    command = shlex.join([sys.executable, str(target)])  # (the Python running mt-eval: another may lack the SDK)
     return EntryPointError(f'importing "{module}" failed: {describe_exception(exc, directory)}',
-                           f"fix the error in {target.name} (run `python {target}` to see the full traceback)")
+                           f"fix the error in {target.name} (run `{command}` to see the full traceback)")
 
 
 def damaged_bytecode(exc: BaseException) -> list[tuple[Path, Path]]:

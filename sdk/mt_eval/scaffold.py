@@ -46,7 +46,11 @@ def checked_answer(key: str, value: object, questions: dict[str, Any], origin: s
     import json
 
     if key not in questions:
-        raise AnswerError(f'{origin}: no question "{key}"; the questions are {", ".join(questions)}')
+        import difflib
+
+        close = difflib.get_close_matches(key, list(questions), n=1, cutoff=0.6)
+        meant = f' (did you mean "{close[0]}"?)' if close else ""
+        raise AnswerError(f'{origin}: no question "{key}"{meant}; the questions are {", ".join(questions)}')
     default = questions[key]
     if isinstance(default, bool):
         if isinstance(value, bool):

@@ -41,8 +41,8 @@ do not go together); 130 interrupted (serve stops with Ctrl-C); 141 the reader o
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description, parser.epilog = DESCRIPTION, EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("action", nargs="?", choices=["serve"], help="serve: the board from the live store over "
-                                                                     "HTTP on 127.0.0.1")
+    parser.add_argument("action", nargs="?", metavar="serve", type=_serve_word,
+                        help="serve: the board from the live store over HTTP on 127.0.0.1")
     parser.add_argument("--db", metavar="URL", help="store: sqlite:///PATH, postgresql://USER@HOST/DB or a file path "
                                                     "(default: $MT_EVAL_DB, else the user data directory)")
     parser.add_argument("--format", choices=["table", "json", "html"],
@@ -69,6 +69,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=port_number, metavar="PORT",
                         help="serve: the port on 127.0.0.1, 0 to 65535 (default 8765; 0: any free one)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
+
+
+def _serve_word(text: str) -> str:
+    """The one word the command takes, serve; another is refused with what was likely meant (a store given as
+    `mt-eval publish` takes its cards, without --db; serve misspelled)."""
+    import difflib
+
+    if text == "serve":
+        return text
+    if difflib.get_close_matches(text, ["serve"], n=1, cutoff=0.6):
+        raise argparse.ArgumentTypeError(f"got '{text}': did you mean serve?")
+    raise argparse.ArgumentTypeError(f"got '{text}': the only word it takes is serve; name a store with --db URL, "
+                                     f"the directory of a site to write with --out DIR")
 
 
 def page_title(text: str) -> str:
