@@ -208,6 +208,26 @@ def test_a_run_directory_stands_for_its_card(card_path: Path, tmp_path: Path, ca
     assert "finish it with `mt-eval run ... --resume`" in out
 
 
+def test_the_card_path_of_a_run_not_finished_says_the_run_has_not_finished(tmp_path: Path, capsys):
+    """The path `mt-eval run` names, given before the run wrote it (stopped with Ctrl-C): before, verify and gate said
+    "cannot read the card: No such file or directory", publish "cannot read it", and none said why or what to do."""
+    stopped = tmp_path / "stopped"
+    stopped.mkdir()
+    (stopped / "results.jsonl").write_text("")
+    card = str(stopped / "card.json")
+    said = f"no card yet: the run in {stopped} has not finished (it was stopped, or is running)"
+    fix = "finish it with `mt-eval run ... --resume` (its command line, with --resume), then give its card"
+    for command in (["verify", card], ["gate", card]):
+        assert main(command) == 1
+        out = capsys.readouterr().out
+        assert said in out and fix in out and "No such file" not in out
+    assert main(["publish", card, "--db", str(tmp_path / "board.db"), "--no-input"]) == 1
+    assert f"mt-eval publish: {card}: {said}; {fix}" in capsys.readouterr().err
+    for nowhere in (tmp_path / "nowhere" / "card.json", stopped / "other.json"):  # (just not there)
+        assert main(["verify", str(nowhere)]) == 1
+        assert "cannot read the card: No such file or directory" in capsys.readouterr().out
+
+
 def test_the_runs_results_given_for_its_card_point_to_the_card(card_path: Path, tmp_path: Path, capsys):
     """Before, results.jsonl read as one broken JSON document: "remove what follows the end of the JSON document"
     would have deleted every result but the first."""

@@ -26,6 +26,16 @@ def directory_without_card(directory: Path) -> tuple[str, str]:
             "give a run's card.json, or the run directory holding it (the --out of `mt-eval run`)")
 
 
+def missing_card(path: Path, message: str) -> tuple[str, str | None]:
+    """What to say of a card file that is not there (``message``, and no fix), or, named in a run directory whose
+    run has not finished (the path `mt-eval run` prints, given before it has written it), what a directory given in
+    its place gets."""
+    if path.name == "card.json" and ((path.parent / "results.jsonl").is_file() or (path.parent / "run.json").is_file()):
+        return (f"no card yet: the run in {path.parent} has not finished (it was stopped, or is running)",
+                directory_without_card(path.parent)[1])
+    return message, None
+
+
 def json_lines_records(raw: bytes) -> int | None:
     """How many records a JSON-lines file holds when ``raw`` is one (two or more lines, the first an object)."""
     lines = [line for line in raw.splitlines() if line.strip()]

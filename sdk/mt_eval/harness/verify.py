@@ -42,7 +42,7 @@ from typing import Any
 
 import msgspec
 
-from mt_eval.harness.card_files import directory_without_card, json_lines_records, not_strict_json
+from mt_eval.harness.card_files import directory_without_card, json_lines_records, missing_card, not_strict_json
 from mt_eval.harness.runcard import CARD_VERSION, RunCard
 from mt_eval.harness.verification import Verification
 from mt_eval.harness.verify_corpus import CorpusCache
@@ -105,6 +105,8 @@ def read_card(path: str | Path, raw: bytes | None = None) -> Verification:
             message, fix = f"cannot read the card: {exc.strerror or exc}", None
             if Path(path).is_dir():
                 message, fix = directory_without_card(Path(path))
+            elif isinstance(exc, FileNotFoundError) and Path(path).parent.is_dir():
+                message, fix = missing_card(Path(path), message)
             result.problem("$", message, fix, code="io")
             result.check("format", False, "unreadable")
             return result

@@ -135,6 +135,11 @@ def read_card_file(path: Path) -> bytes:
 
         message, fix = directory_without_card(path)
         raise PublishError(f"{message}; {fix}") from exc
+    except FileNotFoundError as exc:  # (the card a run names, asked for before the run has finished)
+        from mt_eval.harness.card_files import missing_card
+
+        said, then = missing_card(path, f"cannot read it: {exc.strerror or exc}")
+        raise PublishError(f"{said}; {then}" if then else said) from exc
     except OSError as exc:
         raise PublishError(f"cannot read it: {exc.strerror or exc}") from exc
 
