@@ -29,9 +29,10 @@ def test_help_and_version():
     assert run("--version").stdout.strip() == f"mt-eval {__version__}"
 
 
-def test_no_arguments_prints_help_and_fails(capsys):
-    assert main([]) == 2
-    assert "usage: mt-eval" in capsys.readouterr().out
+@pytest.mark.parametrize("command", [[], ["bridge"], ["decide"], ["corpus"], ["freeze"]])  # (a command's help, too)
+def test_no_arguments_prints_help_and_fails(capsys, command):
+    assert main(command) == 2
+    assert f"usage: {' '.join(['mt-eval', *command])} [-h]" in capsys.readouterr().out
 
 
 def test_validate_valid_plugin_exits_zero(make_plugin):

@@ -17,7 +17,7 @@ none); 130 interrupted; 141 the reader of standard output went away"""
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = "Tools for bridge guests."
-    bridge_commands = parser.add_subparsers(dest="bridge_command", metavar="COMMAND", required=True)
+    bridge_commands = parser.add_subparsers(dest="bridge_command", metavar="COMMAND")
     check = bridge_commands.add_parser(
         "check", help="run the conformance transcripts against a guest command",
         description="Start COMMAND once per conformance transcript and check every answer. Put the guest's "
@@ -31,9 +31,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       "mt-eval bridge check -- node bridge/node/bin/mt-eval-guest.js examples/termbase-eng-spa",
                       "mt-eval bridge check --cwd my-guest -- ./my-guest --serve   # a guest in any language",
                       exit_statuses=CHECK_EXIT_STATUSES)
+    parser.set_defaults(print_bridge_help=parser.print_help)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.bridge_command is None:  # (`mt-eval bridge` alone: what it can do, as `mt-eval corpus` says)
+        args.print_bridge_help()
+        return 2
     return check(args.guest, vectors=args.vectors, cwd=args.cwd)
 
 

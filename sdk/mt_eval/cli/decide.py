@@ -53,7 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "Uniform baseline against closed forms.")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = DECIDE_EPILOG
-    sub = parser.add_subparsers(dest="decide_command", metavar="COMMAND", required=True)
+    sub = parser.add_subparsers(dest="decide_command", metavar="COMMAND")
+    parser.set_defaults(print_decide_help=parser.print_help)
     run = sub.add_parser("run", help="decide every row of a corpus with a method and write a decision card",
                          description="Decide every row of a typed-decision corpus with a method plugin, score the "
                                      "answers against the gold and write a decision card. Results are saved as they "
@@ -120,6 +121,9 @@ def ece_bins(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.decide_command is None:  # (`mt-eval decide` alone: what it can do, as `mt-eval corpus` says)
+        args.print_decide_help()
+        return 2
     if args.decide_command == "check":
         return _check(args)
     from mt_eval.decisions.session import decide_run
