@@ -319,3 +319,46 @@ def test_a_pairs_timeout_s_is_its_methods_timeout_and_changing_it_sends_nothing_
     assert projects["node"].json("locales/es/a.json") == {"slow": "spa:wols 006 peels!", "fast": "spa:eniF"}
     for timeout_s in (0.2, None):  # a timeout changes no translation: nothing is sent again
         assert run(timeout_s) == f"0\n{head}2 up to date\n  sent 0 strings in 0 calls\n"
+
+
+@needs_node
+def test_a_file_gaining_its_first_plural_sends_its_strings_read_as_icu_again_and_losing_it_too(tmp_path: Path):
+    """Before, "Ouvrir l'{file}", translated while the file had no plural, stayed once it had one (ICU shows it
+    "Ouvrir l{file}"): the lock knew the source text, not how it was read. A value written by hand is kept."""
+    strings = {"its": "It''s {name}", "open": "Open {file}", "bye": "Bye {name}"}
+    plural = {"files": "{n, plural, one {# file} other {# files}}"}
+    projects = twins(tmp_path, pairs_config({"en:fr": {"methodPlugin": "french"}}),
+                     {"locales/en/app.json": strings, "locales/fr/app.json": {"bye": "Au revoir {name}"}},
+                     plugins=("french",))
+
+    def run(source: dict[str, str] | None, *argv: str) -> str:
+        for project in projects.values():
+            if source is not None:
+                project.write("locales/en/app.json", source)
+        runs = both(projects, *argv)
+        assert runs["node"] == runs["python"] and runs["python"][0] == 0, runs
+        return runs["python"][1]
+
+    head = "fr (en:fr) via champollion-french (eng>fra)\n  fr/app.json  "
+    assert run(None) == f"{head}2 translated, 1 adopted\n  sent 2 strings in 1 call\n"
+    assert projects["python"].json("locales/fr/app.json")["open"] == "Ouvrir l'{file}"
+    assert run(plural | strings, "--dry-run") == (
+        f"{head}3 to translate, 1 up to date\n    + files (new)\n    ~ its (now read as ICU)\n"
+        "    ~ open (now read as ICU)\n  would send 3 strings in 1 call\ndry run: nothing was sent or written\n")
+    assert [file["due"] for file in json.loads(run(None, "--dry-run", "--json"))["locales"][0]["files"]] == [[
+        {"key": "files", "reason": "new"}, {"key": "its", "reason": "now read as ICU"},
+        {"key": "open", "reason": "now read as ICU"}]]
+    assert run(None) == f"{head}3 translated, 1 up to date\n  sent 3 strings in 1 call\n"
+    assert projects["python"].calls()[-1]["sources"] == ["⟦0⟧⟦1⟧ file⟦2⟧⟦3⟧ files⟦4⟧", "It's ⟦0⟧", "Open ⟦0⟧"]
+    assert projects["python"].json("locales/fr/app.json") == {
+        "files": "{n, plural, one {# fichier} other {# fichiers}}", "its": "C''est {name}",
+        "open": "Ouvrir l''{file}", "bye": "Au revoir {name}"}
+    assert run(None) == f"{head}4 up to date\n  sent 0 strings in 0 calls\n"
+    assert run(strings, "--dry-run") == (
+        f"{head}2 to translate, 1 up to date, 1 to remove\n    ~ its (no longer read as ICU)\n"
+        "    ~ open (no longer read as ICU)\n    - files\n  would send 2 strings in 1 call\n"
+        "dry run: nothing was sent or written\n")
+    assert run(None) == f"{head}2 translated, 1 up to date, 1 removed\n  sent 2 strings in 1 call\n"
+    assert projects["python"].json("locales/fr/app.json") == {
+        "its": "C''est {name}", "open": "Ouvrir l'{file}", "bye": "Au revoir {name}"}
+    assert tree(projects["node"]) == tree(projects["python"])

@@ -101,6 +101,13 @@ def test_hash_text(case):
     assert lockfile.hash_text(case["text"]) == case["hash"]
 
 
+@pytest.mark.parametrize("case", cases("hashing.json", "lockSources"), ids=lambda c: repr(c["text"])[:30])
+def test_the_source_a_lock_records_covers_how_the_text_is_read(case):
+    read_as_icu = case["fileHoldsIcu"] and placeholders.read_as_icu_for_its_file(case["text"])
+    assert read_as_icu is case["readAsIcu"]
+    assert lockfile.hash_text(case["text"], read_as_icu=read_as_icu) == case["source"]
+
+
 @pytest.mark.parametrize("case", cases("hashing.json", "fingerprints"), ids=lambda c: c["input"])
 def test_method_fingerprint(case):
     args = (case["methodId"], case["codeSha256"], case["sourceLanguage"], case["targetLanguage"], case["model"],

@@ -129,6 +129,45 @@ test('the strings of a file with ICU messages are read as ICU even with simple a
   assert.deepEqual(project.json('locales/fr/legacy.json'), { its: "C''est {name}", open: "Ouvrir l'{file}" });
 });
 
+test('a file gaining its first plural sends its strings read as ICU again, and losing it too', async (t) => {
+  // Before, "Ouvrir l'{file}", translated while the file had no plural, stayed once it had one (ICU shows it
+  // "Ouvrir l{file}"): the lock knew the source text, not how it was read. A value written by hand is kept.
+  const strings = { its: "It''s {name}", open: 'Open {file}', bye: 'Bye {name}' };
+  const plural = { files: '{n, plural, one {# file} other {# files}}' };
+  const project = makeProject({
+    config: config({ 'en:fr': { methodPlugin: 'french' } }), plugins: ['french'],
+    files: { 'locales/en/app.json': strings, 'locales/fr/app.json': { bye: 'Au revoir {name}' } },
+  });
+  t.after(project.cleanup);
+  const head = 'fr (en:fr) via champollion-french (eng>fra)\n  fr/app.json  ';
+  const runOn = async (source, ...argv) => {
+    if (source) project.write('locales/en/app.json', source);
+    const result = await run(project, ...argv);
+    assert.equal(result.status, 0, result.stderr);
+    return result.stdout;
+  };
+  assert.equal(await runOn(null), `${head}2 translated, 1 adopted\n  sent 2 strings in 1 call\n`);
+  assert.equal(project.json('locales/fr/app.json').open, "Ouvrir l'{file}");
+  assert.equal(await runOn({ ...plural, ...strings }, '--dry-run'), `${head}3 to translate, 1 up to date\n`
+    + '    + files (new)\n    ~ its (now read as ICU)\n    ~ open (now read as ICU)\n'
+    + '  would send 3 strings in 1 call\ndry run: nothing was sent or written\n');
+  assert.deepEqual(JSON.parse(await runOn(null, '--dry-run', '--json')).locales[0].files[0].due, [
+    { key: 'files', reason: 'new' }, { key: 'its', reason: 'now read as ICU' }, { key: 'open', reason: 'now read as ICU' }]);
+  assert.equal(await runOn(null), `${head}3 translated, 1 up to date\n  sent 3 strings in 1 call\n`);
+  assert.deepEqual(project.calls().at(-1).sources, ['⟦0⟧⟦1⟧ file⟦2⟧⟦3⟧ files⟦4⟧', "It's ⟦0⟧", 'Open ⟦0⟧']);
+  assert.deepEqual(project.json('locales/fr/app.json'), {
+    files: '{n, plural, one {# fichier} other {# fichiers}}', its: "C''est {name}", open: "Ouvrir l''{file}",
+    bye: 'Au revoir {name}',
+  });
+  assert.equal(await runOn(null), `${head}4 up to date\n  sent 0 strings in 0 calls\n`);
+  assert.equal(await runOn(strings, '--dry-run'), `${head}2 to translate, 1 up to date, 1 to remove\n`
+    + '    ~ its (no longer read as ICU)\n    ~ open (no longer read as ICU)\n    - files\n'
+    + '  would send 2 strings in 1 call\ndry run: nothing was sent or written\n');
+  assert.equal(await runOn(null), `${head}2 translated, 1 up to date, 1 removed\n  sent 2 strings in 1 call\n`);
+  assert.deepEqual(project.json('locales/fr/app.json'),
+    { its: "C''est {name}", open: "Ouvrir l'{file}", bye: 'Au revoir {name}' });
+});
+
 test('--dry-run shows what would change and writes nothing', async (t) => {
   const project = makeProject({ config: config({ 'en:es': { methodPlugin: 'upper' }, 'en:fr': { methodPlugin: 'reverse' } }), files: { 'locales/en/a.json': { a: 'One', b: 'Two' } } });
   t.after(project.cleanup);

@@ -13,7 +13,7 @@ import {
 } from '../lib/champollion/languages.js';
 import { fill, layout, slots } from '../lib/champollion/locales.js';
 import { fingerprintInput, hashText, methodFingerprint } from '../lib/champollion/lockfile.js';
-import { PlaceholderError, hasWords, keepEdges, protect, restore } from '../lib/champollion/placeholders.js';
+import { PlaceholderError, hasWords, keepEdges, protect, readAsIcuForItsFile, restore } from '../lib/champollion/placeholders.js';
 import { readTree } from '../lib/champollion/plan.js';
 import { repo } from './helpers/guests.js';
 
@@ -81,8 +81,13 @@ test('locale files: layout with plurals, and fill', () => {
 });
 
 test('hashes, method fingerprints and plugin code hashes', () => {
-  const { texts, fingerprints, codeHashes } = vectors('hashing.json');
+  const { texts, lockSources, fingerprints, codeHashes } = vectors('hashing.json');
   for (const c of texts) assert.equal(hashText(c.text), c.hash);
+  for (const c of lockSources) { // the SOURCE a lock records covers how the text is read
+    const readAsIcu = c.fileHoldsIcu && readAsIcuForItsFile(c.text);
+    assert.equal(readAsIcu, c.readAsIcu, c.text);
+    assert.equal(hashText(c.text, { readAsIcu }), c.source, c.text);
+  }
   for (const c of fingerprints) {
     const args = [c.methodId, c.codeSha256, c.sourceLanguage, c.targetLanguage, c.model, c.temperature];
     assert.equal(fingerprintInput(...args), c.input);

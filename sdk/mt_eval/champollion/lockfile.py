@@ -10,7 +10,13 @@ or the method fingerprint differs, or when its value is missing from the target 
     {"version": 1, "files": {"es/common.json": {"greeting": "185f8db32271fe25 4177342101375941"}}}
 
 Hashes are the first 16 hex digits of SHA-256 over UTF-8; `bridge/vectors/champollion/hashing.json` pins
-them, and the fingerprint's input, for both sides.
+them, and the fingerprint's input, for both sides. SOURCE covers how the text is read, too: a text read as ICU
+only because its file holds ICU messages (``Open {name}`` beside a ``plural``:
+`placeholders.read_as_icu_for_its_file`) is sent and written otherwise than as plain text, so its SOURCE is the
+hash of the byte 0xFF followed by the text in UTF-8 (``read_as_icu``), a byte no UTF-8 text holds: it never
+equals a plain text's hash. Such a key is sent again when its file gains its first ICU message, or loses its last
+(``now read as ICU``, ``no longer read as ICU``; a value adopted is kept). Every other text's SOURCE is the hash
+of the text.
 """
 
 from __future__ import annotations
@@ -28,11 +34,14 @@ from mt_eval.js_text import same_json
 LOCK_FILE = ".champollion-lock.json"
 LOCK_VERSION = 1
 _SURROGATE = re.compile("[\ud800-\udfff]")
+READ_AS_ICU = b"\xff"  # before a text read as ICU only because of its file: never in UTF-8, so no text's hash input
 
 
-def hash_text(text: str) -> str:
-    """First 16 hex digits of the SHA-256 of ``text`` in UTF-8 (a lone surrogate counts as U+FFFD)."""
-    return hashlib.sha256(_SURROGATE.sub("\ufffd", text).encode("utf-8")).hexdigest()[:16]
+def hash_text(text: str, *, read_as_icu: bool = False) -> str:
+    """First 16 hex digits of the SHA-256 of ``text`` in UTF-8 (a lone surrogate counts as U+FFFD); with
+    ``read_as_icu``, of `READ_AS_ICU` followed by it."""
+    data = _SURROGATE.sub("\ufffd", text).encode("utf-8")
+    return hashlib.sha256(READ_AS_ICU + data if read_as_icu else data).hexdigest()[:16]
 
 
 def fingerprint_input(method_id: str, code_sha256: str, source_lang: str, target_lang: str, model: str | None,

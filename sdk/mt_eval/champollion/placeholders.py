@@ -119,6 +119,17 @@ def holds_icu_message(text: str) -> bool:
     return _icu_message(text) is not None
 
 
+def read_as_icu_for_its_file(text: str) -> bool:
+    """Whether ``text``, in a locale file that holds ICU messages, is read as ICU only because of its file, and read
+    otherwise than as plain text: it reads as an ICU message without a plural, select or selectordinal message of
+    its own, and holds a ``{`` or an apostrophe (ICU reads nothing else apart: ``Hello`` is sent, and written, the
+    same either way)."""
+    if "{" not in text and "'" not in text:
+        return False
+    message = _icu_message(text, simple=True)
+    return message is not None and not message.skeleton
+
+
 _OPENS_QUOTE = re.compile(r"'[{}#|]")  # an apostrophe that starts quoted text in ICU
 
 

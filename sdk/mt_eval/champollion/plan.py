@@ -1,9 +1,11 @@
 """What a locale needs: per target file, which keys are up to date, which must be sent, which go away.
 
 A key is *due* when its value is missing from the target file (``new``), its source text changed since it
-was translated (``source changed``), the pair's method or settings changed (``method changed``) or every
-key is forced (``forced``). A value present in the target but unknown to the lock file is *adopted*: kept
-and recorded, translated again only when its source changes. Keys of the target that the source no longer
+was translated (``source changed``), its text is read as ICU now that its file holds ICU messages, or no longer
+is (``now read as ICU``, ``no longer read as ICU``: `lockfile`), the pair's method or settings changed
+(``method changed``) or every key is forced (``forced``). A value present in the target but unknown to the lock
+file is *adopted*: kept and recorded, translated again only when its source changes (not when its reading does:
+it was written for the file's format). Keys of the target that the source no longer
 has are *removed*. A target file that is a source file (a symbolic link to it, or into the source folder) is an
 error, neither read nor written. A file with keys due that could not be written (a directory in its place, a file
 where its directory should be, a directory that is not writable) or that its user made read-only is an error at
@@ -22,14 +24,15 @@ from mt_eval.champollion.files import FileProblem, parse_json_file, read_bytes, 
 from mt_eval.champollion.jsonfmt import js_string
 from mt_eval.champollion.locales import LocaleFiles, Slot, layout, slots, string_values
 from mt_eval.champollion.lockfile import Lock, LockEntry, hash_text
-from mt_eval.champollion.placeholders import holds_icu_message
+from mt_eval.champollion.placeholders import holds_icu_message, read_as_icu_for_its_file
 
 
 @dataclass
 class Due:
     slot: Slot
-    reason: str  # new | source changed | method changed | forced
-    text: str = ""  # its key among the texts the locale sends (`text_key`), once its file is read
+    reason: str  # new | source changed | now read as ICU | no longer read as ICU | method changed | forced
+    text: str  # its key among the texts the locale sends (`text_key`)
+    source_hash: str  # the SOURCE its lock entry records once translated: marked when read as ICU (`lockfile`)
 
 
 def text_key(source: str, icu: bool) -> str:
@@ -97,9 +100,10 @@ def plan_file(files: LocaleFiles, name: str, locales_dir: Path, input_locale: st
     plan.shape = layout(source, locale)
     entries = lock.files.get(target_name, {})
     keys = set()
-    for slot in slots(plan.shape):
+    all_slots = slots(plan.shape)
+    plan.icu = any(holds_icu_message(slot.source) for slot in all_slots)
+    for slot in all_slots:
         keys.add(slot.key)
-        plan.icu = plan.icu or holds_icu_message(slot.source)
         written_twice = next((path for path in repeated if slot.key == path or slot.key.startswith(f"{path}.")), None)
         if written_twice is not None:
             slot.collision = (f"{js_string(written_twice)} is written more than once in one object of the source "
@@ -109,25 +113,29 @@ def plan_file(files: LocaleFiles, name: str, locales_dir: Path, input_locale: st
             continue
         previous = plan.previous.get(slot.key)
         entry = entries.get(slot.key)
-        source_hash = hash_text(slot.source)
+        read_as_icu = plan.icu and read_as_icu_for_its_file(slot.source)
+        locked = hash_text(slot.source, read_as_icu=read_as_icu)
+        reason = None
         if previous is None:
-            plan.due.append(Due(slot, "new"))
+            reason = "new"
         elif force:
-            plan.due.append(Due(slot, "forced"))
+            reason = "forced"
         elif entry is None:
             plan.adopted.append(slot.key)
-            plan.keep[slot.key] = LockEntry(source_hash, None)
-        elif entry.source != source_hash:
-            plan.due.append(Due(slot, "source changed"))
+            plan.keep[slot.key] = LockEntry(locked, None)
+        elif entry.source != locked and entry.source != hash_text(slot.source, read_as_icu=not read_as_icu):
+            reason = "source changed"
+        elif entry.source != locked and entry.method is not None:
+            reason = "now read as ICU" if read_as_icu else "no longer read as ICU"
         elif entry.method is not None and entry.method != fingerprint:
-            plan.due.append(Due(slot, "method changed"))
+            reason = "method changed"
         else:
             plan.up_to_date += 1
-            plan.keep[slot.key] = entry
+            plan.keep[slot.key] = LockEntry(locked, entry.method)  # (adopted: kept however it is read)
+        if reason is not None:
+            plan.due.append(Due(slot, reason, text_key(slot.source, plan.icu), locked))
         if previous is not None and entry is not None and slot.key not in plan.keep:
             plan.keep[slot.key] = entry  # still true of the previous value, kept if the translation fails
-    for due in plan.due:
-        due.text = text_key(due.slot.source, plan.icu)
     plan.removed = [key for key in plan.previous if key not in keys]
     plan.read_only = read_only(plan.path, leave_out)
     if plan.due and (problem := unwritable(plan.path) or plan.read_only) is not None:

@@ -17,7 +17,8 @@ from mt_eval.champollion.sync import FileReport, LocaleReport, SyncReport
 from mt_eval.js_text import js_string
 
 _LONE = re.compile("[\ud800-\udfff]")  # (a key of a locale file may hold one: U+FFFD as Node writes it)
-_MARK = {"new": "+", "source changed": "~", "method changed": "~", "forced": "~"}
+_MARK = {"new": "+", "source changed": "~", "now read as ICU": "~", "no longer read as ICU": "~", "method changed": "~",
+         "forced": "~"}
 
 
 def _plural(count: int, noun: str) -> str:

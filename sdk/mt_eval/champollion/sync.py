@@ -28,7 +28,7 @@ from mt_eval.champollion.files import FileProblem, unwritable, write_atomic
 from mt_eval.champollion.jsonfmt import format_json, js_string, utf16_key
 from mt_eval.champollion.languages import LanguageError, pair_languages
 from mt_eval.champollion.locales import LocaleFiles, fill, find_locale_files, slots
-from mt_eval.champollion.lockfile import LOCK_FILE, Lock, LockEntry, hash_text, method_fingerprint, read_lock
+from mt_eval.champollion.lockfile import LOCK_FILE, Lock, LockEntry, method_fingerprint, read_lock
 from mt_eval.champollion.placeholders import PlaceholderError, Protected, has_words, keep_edges, protect, restore
 from mt_eval.champollion.plan import FilePlan, plan_file, source_of
 from mt_eval.champollion.plugins import resolve_plugin
@@ -343,7 +343,7 @@ def _finish_file(plan: FilePlan, outcomes: dict[str, tuple[str | None, str | Non
                 report.left_out.append(due.slot.key)
             continue
         values[due.slot.key] = translated
-        entries[due.slot.key] = LockEntry(hash_text(due.slot.source), fingerprint)
+        entries[due.slot.key] = LockEntry(due.source_hash, fingerprint)
         (report.copied if not has_words(texts[due.text]) else report.translated).append(due.slot.key)
     if plan.previous_text is None and not values and (plan.due or plan.collisions):  # nothing for a file not there yet
         lock.files.pop(plan.name, None)

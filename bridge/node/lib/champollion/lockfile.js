@@ -2,7 +2,12 @@
 // hash of the source text a value was translated from and the fingerprint of the method (its code, its settings)
 // that translated it ("-" for a value that was there before the key was first seen: kept, and sent
 // again only when its source changes). As mt_eval.champollion.lockfile; hashes are the first 16 hex
-// digits of SHA-256 over UTF-8 (bridge/vectors/champollion/hashing.json).
+// digits of SHA-256 over UTF-8 (bridge/vectors/champollion/hashing.json). SOURCE covers how the text is read, too: a
+// text read as ICU only because its file holds ICU messages (Open {name} beside a plural: placeholders.js's
+// readAsIcuForItsFile) is sent and written otherwise than as plain text, so its SOURCE is the hash of the byte 0xFF
+// followed by the text in UTF-8 (readAsIcu), a byte no UTF-8 text holds: it never equals a plain text's hash. Such a
+// key is sent again when its file gains its first ICU message, or loses its last ("now read as ICU", "no longer read
+// as ICU"; a value adopted is kept). Every other text's SOURCE is the hash of the text.
 import { createHash } from 'node:crypto';
 import { FileProblem, isFile, readJson } from './files.js';
 import { byCodeUnits, formatJson } from './json.js';
@@ -10,9 +15,16 @@ import { byCodeUnits, formatJson } from './json.js';
 export const LOCK_FILE = '.champollion-lock.json';
 export const LOCK_VERSION = 1;
 
-/** First 16 hex digits of the SHA-256 of text in UTF-8 (a lone surrogate counts as U+FFFD). */
-export function hashText(text) {
-  return createHash('sha256').update(Buffer.from(text, 'utf8')).digest('hex').slice(0, 16);
+const READ_AS_ICU = Buffer.from([0xff]); // before a text read as ICU only because of its file: never in UTF-8
+
+/**
+ * First 16 hex digits of the SHA-256 of text in UTF-8 (a lone surrogate counts as U+FFFD); with readAsIcu, of
+ * READ_AS_ICU followed by it.
+ */
+export function hashText(text, { readAsIcu = false } = {}) {
+  const hash = createHash('sha256');
+  if (readAsIcu) hash.update(READ_AS_ICU);
+  return hash.update(Buffer.from(text, 'utf8')).digest('hex').slice(0, 16);
 }
 
 /**

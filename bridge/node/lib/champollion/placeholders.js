@@ -90,6 +90,17 @@ export function holdsIcuMessage(text) {
   return icuMessage(text) !== null;
 }
 
+/**
+ * Whether text, in a locale file that holds ICU messages, is read as ICU only because of its file, and read otherwise
+ * than as plain text: it reads as an ICU message without a plural, select or selectordinal message of its own, and
+ * holds a { or an apostrophe (ICU reads nothing else apart: Hello is sent, and written, the same either way).
+ */
+export function readAsIcuForItsFile(text) {
+  if (!text.includes('{') && !text.includes("'")) return false;
+  const message = icuMessage(text, false, true);
+  return message !== null && !message.skeleton;
+}
+
 const OPENS_QUOTE = /'[{}#|]/; // an apostrophe that starts quoted text in ICU
 
 // A text piece of an ICU message as it is sent (sent: its placeholders swapped), with each apostrophe written as

@@ -1,16 +1,17 @@
 // What a locale needs, per target file (as mt_eval.champollion.plan): keys up to date, keys due (new,
-// source changed, method changed, forced), values adopted (present but unknown to the lock: kept and
-// recorded) and keys removed (no longer in the source). A target file that is a source file (a symbolic link to it,
-// or into the source folder) is an error, neither read nor written. A file with keys due that could not be written (a
-// directory in its place, a file where its directory should be, a directory that is not writable) or that its user
-// made read-only is an error at once, and none of its keys is sent. A source file that holds an ICU plural, select
-// or selectordinal message is written in ICU: its other texts are ICU messages too (icu).
+// source changed, now read as ICU or no longer read as ICU (lockfile.js), method changed, forced), values adopted
+// (present but unknown to the lock: kept and recorded; not sent again when only their reading changes: they were
+// written for the file's format) and keys removed (no longer in the source). A target file that is a source file (a
+// symbolic link to it, or into the source folder) is an error, neither read nor written. A file with keys due that
+// could not be written (a directory in its place, a file where its directory should be, a directory that is not
+// writable) or that its user made read-only is an error at once, and none of its keys is sent. A source file that
+// holds an ICU plural, select or selectordinal message is written in ICU: its other texts are ICU messages too (icu).
 import { join } from 'node:path';
 
 import { FileProblem, isFile, parseJsonFile, readBytes, readOnly, sourceInPlace, unwritable } from './files.js';
 import { layout, slots, stringValues } from './locales.js';
 import { hashText } from './lockfile.js';
-import { holdsIcuMessage } from './placeholders.js';
+import { holdsIcuMessage, readAsIcuForItsFile } from './placeholders.js';
 
 /**
  * The key of a due text among the texts a locale sends (sync.js): its source, marked read as ICU or not (one text of
@@ -42,7 +43,7 @@ export function planFile(files, name, localesDir, inputLocale, locale, lock, fin
     previous: new Map(),
     previousText: null,
     keep: new Map(), // lock entries of previous values kept
-    due: [], // {slot, reason, text: its key (textKey)}
+    due: [], // {slot, reason, text: its key (textKey), sourceHash: the SOURCE its lock entry records (lockfile.js)}
     icu: false, // the source file holds an ICU plural, select or selectordinal message (placeholders.js's protect)
     collisions: [],
     upToDate: 0,
@@ -73,9 +74,10 @@ export function planFile(files, name, localesDir, inputLocale, locale, lock, fin
   plan.shape = layout(source, locale);
   const entries = lock.files.get(targetName) ?? new Map();
   const keys = new Set();
-  for (const slot of slots(plan.shape)) {
+  const allSlots = slots(plan.shape);
+  plan.icu = allSlots.some((slot) => holdsIcuMessage(slot.source));
+  for (const slot of allSlots) {
     keys.add(slot.key);
-    plan.icu ||= holdsIcuMessage(slot.source);
     const writtenTwice = repeated.find((path) => slot.key === path || slot.key.startsWith(`${path}.`));
     if (writtenTwice !== undefined) {
       slot.collision = `${JSON.stringify(writtenTwice)} is written more than once in one object of the source `
@@ -87,22 +89,27 @@ export function planFile(files, name, localesDir, inputLocale, locale, lock, fin
     }
     const previous = plan.previous.get(slot.key);
     const entry = entries.get(slot.key);
-    const sourceHash = hashText(slot.source);
-    if (previous === undefined) plan.due.push({ slot, reason: 'new' });
-    else if (force) plan.due.push({ slot, reason: 'forced' });
+    const readAsIcu = plan.icu && readAsIcuForItsFile(slot.source);
+    const sourceHash = hashText(slot.source, { readAsIcu });
+    let reason = null;
+    if (previous === undefined) reason = 'new';
+    else if (force) reason = 'forced';
     else if (entry === undefined) {
       plan.adopted.push(slot.key);
       plan.keep.set(slot.key, { source: sourceHash, method: null });
-    } else if (entry.source !== sourceHash) plan.due.push({ slot, reason: 'source changed' });
-    else if (entry.method !== null && entry.method !== fingerprint) plan.due.push({ slot, reason: 'method changed' });
+    } else if (entry.source !== sourceHash && entry.source !== hashText(slot.source, { readAsIcu: !readAsIcu })) {
+      reason = 'source changed';
+    } else if (entry.source !== sourceHash && entry.method !== null) {
+      reason = readAsIcu ? 'now read as ICU' : 'no longer read as ICU';
+    } else if (entry.method !== null && entry.method !== fingerprint) reason = 'method changed';
     else {
       plan.upToDate++;
-      plan.keep.set(slot.key, entry);
+      plan.keep.set(slot.key, { source: sourceHash, method: entry.method }); // (adopted: kept however it is read)
     }
+    if (reason !== null) plan.due.push({ slot, reason, text: textKey(slot.source, plan.icu), sourceHash });
     // Still true of the previous value, which is kept if the translation fails.
     if (previous !== undefined && entry !== undefined && !plan.keep.has(slot.key)) plan.keep.set(slot.key, entry);
   }
-  for (const due of plan.due) due.text = textKey(due.slot.source, plan.icu);
   plan.removed = [...plan.previous.keys()].filter((key) => !keys.has(key));
   plan.readOnly = readOnly(plan.path, leaveOut);
   const problem = plan.due.length ? unwritable(plan.path) ?? plan.readOnly : null;

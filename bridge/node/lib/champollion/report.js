@@ -30,7 +30,10 @@ export function escapedForTerminal(text) {
 export const unseenEscaped = (json) => json.replace(UNSEEN_IN_JSON,
   (found) => [...Array(found.length).keys()].map((i) => `\\u${hex(found.charCodeAt(i), 4)}`).join(''));
 
-const MARK = { new: '+', 'source changed': '~', 'method changed': '~', forced: '~' };
+const MARK = {
+  new: '+', 'source changed': '~', 'now read as ICU': '~', 'no longer read as ICU': '~', 'method changed': '~',
+  forced: '~',
+};
 
 const plural = (count, noun) => `${count} ${noun}${count === 1 ? '' : 's'}`;
 

@@ -19,7 +19,7 @@ import { LanguageError, pairLanguages, sameLocale } from './languages.js';
 import { describeEscaped } from './method-guard.js';
 import { checkLocalesOptions } from './options.js';
 import { fill, findLocaleFiles, slots } from './locales.js';
-import { LOCK_FILE, hashText, methodFingerprint, readLock } from './lockfile.js';
+import { LOCK_FILE, methodFingerprint, readLock } from './lockfile.js';
 import { hasWords, keepEdges, PlaceholderError, protect, restore } from './placeholders.js';
 import { planFile, sourceOf } from './plan.js';
 import { checkLocalesDir, readChampollionConfig, splitPairKey } from './config.js';
@@ -343,7 +343,7 @@ function finishFile(plan, outcomes, texts, lock, fingerprint, dryRun) {
   const dueKeys = new Set(plan.due.map(({ slot }) => slot.key));
   const values = new Map([...plan.previous].filter(([key]) => plan.keep.has(key) || dueKeys.has(key)));
   const entries = new Map(plan.keep);
-  for (const { slot, text: key } of plan.due) {
+  for (const { slot, text: key, sourceHash } of plan.due) {
     const outcome = outcomes.get(key);
     if (outcome === undefined) { // the run was interrupted before it was translated
       report.interrupted.push(slot.key);
@@ -356,7 +356,7 @@ function finishFile(plan, outcomes, texts, lock, fingerprint, dryRun) {
       continue;
     }
     values.set(slot.key, outcome.text);
-    entries.set(slot.key, { source: hashText(slot.source), method: fingerprint });
+    entries.set(slot.key, { source: sourceHash, method: fingerprint });
     (hasWords(texts.get(key)) ? report.translated : report.copied).push(slot.key);
   }
   if (plan.previousText === null && values.size === 0 && (plan.due.length || plan.collisions.length)) { // nothing to put in a file not there yet

@@ -193,7 +193,10 @@ export function resolvePair(config: ChampollionConfig, key: string): ResolvedPai
 export interface LocaleFileReport {
   /** The target file, relative to the locales directory, e.g. "es/common.json". */
   file: string;
-  /** Keys sent (or to send): [key, "new" | "source changed" | "method changed" | "forced"]. */
+  /**
+   * Keys sent (or to send): [key, "new" | "source changed" | "now read as ICU" | "no longer read as ICU" |
+   * "method changed" | "forced"].
+   */
   due: [string, string][];
   upToDate: number;
   /** Values present but unknown to the lock file: kept and recorded. */
