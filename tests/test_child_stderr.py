@@ -48,6 +48,17 @@ def test_last_lines_joins_the_telling_lines_without_node_trace_hints():
     assert last_lines(text) == "Error: no model /     at load (translate.js:3)"
 
 
+def test_last_lines_leave_out_the_node_guests_report_of_a_call_it_answered_failed():
+    """Its call's error says it already; a crash after it was explained by that call's stack frames."""
+    text = ("mt-eval-guest: translate failed: Error: asked to raise\n"
+            "mt-eval-guest:     at Object.translate (translate.js:13:44)\n"
+            "mt-eval-guest:     at GuestServer.run (guest.js:352:42)\n"
+            "mt-eval-guest: methodCard() failed: Error: no card\n"
+            "exiting on purpose\n"
+            "mt-eval-guest: decide failed: thrown: 3\n")
+    assert last_lines(text) == "mt-eval-guest: methodCard() failed: Error: no card / exiting on purpose"
+
+
 def test_a_tail_cut_in_a_shift_jis_or_gbk_character_shows_no_other_character_for_its_bytes_left():
     """In Shift_JIS the last byte of "デ" is an "f": before, a tail cut after its first byte began "fルが…"; in GBK
     the bytes left of a cut character turned the whole line into other characters ("薹ǘ寥…")."""

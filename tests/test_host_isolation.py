@@ -74,6 +74,20 @@ async def test_a_guest_that_exits_mid_batch_is_restarted_and_only_the_culprit_fa
     assert guest.restarts >= (5 if guest.runtime == "node" else 0)  # type: ignore[attr-defined]
 
 
+async def test_a_crash_after_a_call_that_raised_is_not_explained_by_that_call_s_stack(guest: BridgeMethod):
+    """Before: the Node guest's report of the earlier failed call (``mt-eval-guest: translate failed: …`` and the
+    kit's own stack frames) stayed in the stderr tail, and the crash's error quoted those frames
+    (``| stderr: mt-eval-guest:     at GuestServer.translate (…guest.js:302:17) / … / exiting on purpose``)."""
+    node = guest.runtime == "node"  # type: ignore[attr-defined]
+    [raised] = await guest.translate(entries("!raise"), config())
+    assert raised["error"] == f"the method failed: {'Error' if node else 'RuntimeError'}: asked to raise"
+    [exited] = await guest.translate(entries("!exit"), config())
+    if node:
+        assert exited["error"] == "the guest exited with code 3 | stderr: exiting on purpose"
+    else:  # (mt-eval serve turns sys.exit into a failed call)
+        assert exited["error"].startswith("the method called sys.exit(3)")
+
+
 async def test_a_guest_whose_event_loop_is_blocked_is_killed_and_replaced(guest: BridgeMethod):
     started = time.monotonic()
     sources = ["one", "!block 30", "three"]

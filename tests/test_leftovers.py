@@ -3,8 +3,11 @@ left processes and does not wait for its left threads, saying so, and keeps its 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import textwrap
@@ -190,3 +193,51 @@ def test_a_process_the_method_daemonised_is_ended_and_named_too(tmp_path: Path, 
     assert "process started in this command was still running at its end" in done.stderr
     assert "sleep 600" in done.stderr
     assert processes_marked(marker) == []
+
+
+DETACHES_AND_CRASHES = """
+import json, subprocess, sys
+
+def answer(message_id, result):
+    print(json.dumps({"jsonrpc": "2.0", "id": message_id, "result": result}), flush=True)
+
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["method"] == "initialize":
+        answer(message["id"], {"protocol_version": "mt-eval-bridge/1", "method": {"name": "d", "method_id": "d"},
+                               "card": None, "capabilities": {}, "guest": {"name": "d", "version": "0",
+                               "runtime": "python"}, "implements": ["translate"]})
+    elif message["method"] == "translate":  # a helper in a session of its own, then a crash before any answer
+        subprocess.Popen(["sleep", "600"], start_new_session=True, stdout=subprocess.DEVNULL)
+        sys.exit(3)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a child subreaper is a Linux feature")
+def test_a_process_a_command_guest_detached_before_it_crashed_is_ended_and_named(tmp_path: Path):
+    """Before: a guest declared by "command" that started a helper outside its process group and then exited left
+    it to init, unseen by the host, so it ran on after the run had ended."""
+    from process_support import marked_environment, processes_marked
+
+    plugin = tmp_path / "detaches"
+    plugin.mkdir()
+    (plugin / "guest.py").write_text(DETACHES_AND_CRASHES)
+    (plugin / "method.json").write_text(json.dumps({"name": "Detaches", "command": [sys.executable, "guest.py"],
+                                                    "dependency_class": "S", "dependencies": []}))
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"id": "e0", "source": "one", "reference": "uno"}) + "\n")
+    marker, environment = marked_environment()
+    try:
+        done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "run", "--method", str(plugin), "--corpus",
+                               str(corpus), "--pair", "eng>spa", "--out", str(tmp_path / "run"), "--quiet",
+                               "--latency-sample", "0", *LENIENT], capture_output=True, text=True, env=environment,
+                              timeout=120)
+        assert done.returncode == 4, done.stderr  # (its only entry failed: the guest exited with code 3)
+        assert "the guest exited with code 3" in done.stderr
+        assert re.search(r"mt-eval run: warning: \d process(es)? started in this command (was|were) still running "
+                         r"at its end \(pid \d+: sleep 600", done.stderr), done.stderr  # (one per attempt at it)
+        assert processes_marked(marker) == []
+    finally:
+        for pid in processes_marked(marker):
+            with contextlib.suppress(OSError):
+                os.kill(int(pid), signal.SIGKILL)

@@ -26,6 +26,7 @@ import anyio
 from mt_eval import child_spawn
 from mt_eval.child_detached import DetachedWatch, end_strays
 from mt_eval.child_stderr import StderrTail
+from mt_eval.process_exit import adopt_orphans
 
 # Writes held back in one turn of the loop that go out together (`ChildProcess.write`): with 64 one-entry requests
 # in flight, groups of 8 let the child answer the first while the host sends the rest (1.5x the requests per
@@ -165,6 +166,7 @@ class ChildProcess(asyncio.SubprocessProtocol):
     async def spawn(self) -> None:
         """Start the child; raises `OSError` when the program cannot be run."""
         loop = self._loop = asyncio.get_running_loop()  # (output may arrive before the spawn returns: a banner)
+        adopt_orphans()  # what it detaches and leaves when it exits on its own is ended at the program's end
         transport: asyncio.SubprocessTransport
         if child_spawn.usable():  # Popen and a pidfd, on any loop (uvloop's own spawning forks this interpreter)
             transport = await child_spawn.spawn(loop, self, self.command, cwd=self.cwd, env=self.env)

@@ -105,9 +105,25 @@ def _multi_byte(encoding: str) -> bool:
 _NODE_TRACE_HINT = re.compile(r"\(Use `node --trace-[a-z-]+ \.\.\.` to show where the \w+ was \w+\)")
 
 
+# The Node guest's report of a call it answered as failed, its stack frames indented under it: that call's own error
+# says it, and it explains nothing that happens later (a crash after it would quote the kit's frames).
+_CALL_FAILED = re.compile(r"mt-eval-guest: (translate|decide) failed: ")
+_KIT_FRAME = re.compile(r"mt-eval-guest: \s")
+
+
 def stderr_lines(text: str) -> list[str]:
-    """A child's non-blank stderr lines, without Node's hint of how to trace a warning."""
-    return [line for line in text.splitlines() if line.strip() and not _NODE_TRACE_HINT.fullmatch(line.strip())]
+    """A child's non-blank stderr lines, without Node's hint of how to trace a warning, nor the Node guest's report
+    of a call it answered as failed (`_CALL_FAILED`)."""
+    lines: list[str] = []
+    in_report = False
+    for line in text.splitlines():
+        if _CALL_FAILED.match(line):
+            in_report = True
+        elif not (in_report and _KIT_FRAME.match(line)):
+            in_report = False
+            if line.strip() and not _NODE_TRACE_HINT.fullmatch(line.strip()):
+                lines.append(line)
+    return lines
 
 
 def telling_lines(text: str, count: int = 5) -> list[str]:

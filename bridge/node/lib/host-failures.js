@@ -53,8 +53,20 @@ export function notStarted(command, cwd, spawnError) {
 // was created)"): a command line for `node`, which a guest's author does not type (mt_eval.child_process drops it too).
 const NODE_TRACE_HINT = /^\(Use `node --trace-[a-z-]+ \.\.\.` to show where the \w+ was \w+\)$/;
 
-/** A guest's stderr lines without Node's hint of how to trace a warning. */
-const withoutTraceHint = (tail) => tail.split('\n').filter((line) => !NODE_TRACE_HINT.test(line.trim()));
+// The Node guest's report of a call it answered as failed, its stack frames indented under it: that call's own error
+// says it, and it explains nothing that happens later (mt_eval.child_stderr drops it too).
+const CALL_FAILED = /^mt-eval-guest: (translate|decide) failed: /;
+const KIT_FRAME = /^mt-eval-guest: \s/;
+
+/** A guest's stderr lines without Node's hint of how to trace a warning, nor a report of a call answered failed. */
+function withoutTraceHint(tail) {
+  let inReport = false;
+  return tail.split('\n').filter((line) => {
+    if (CALL_FAILED.test(line)) inReport = true;
+    else if (!(inReport && KIT_FRAME.test(line))) inReport = false;
+    return !inReport && !NODE_TRACE_HINT.test(line.trim());
+  });
+}
 
 /** The last few stderr lines on one line, for a per-entry error. */
 export function compactTail(tail, { lines = 5, chars = 1000 } = {}) {

@@ -33,6 +33,14 @@ test('an entry\'s one-line stderr tail keeps Node\'s warning, not the hint after
   assert.equal(compactTail(tail), ` | stderr: (node:7) ${WARNING}`);
 });
 
+test('an entry\'s stderr tail leaves out the guest\'s report of an earlier call it answered failed', () => {
+  // before: a crash after a call that threw was explained by that call's stack frames in the guest kit
+  const tail = ['mt-eval-guest: translate failed: Error: asked to raise',
+    'mt-eval-guest:     at Object.translate (translate.js:13:44)', 'mt-eval-guest:     at GuestServer.run (guest.js:352:42)',
+    'mt-eval-guest: methodCard() failed: Error: no card', 'exiting on purpose', 'mt-eval-guest: decide failed: thrown: 3', ''].join('\n');
+  assert.equal(compactTail(tail), ' | stderr: mt-eval-guest: methodCard() failed: Error: no card / exiting on purpose');
+});
+
 test('a stderr tail cut inside a character begins after it, not with a lone surrogate', () => {
   const emoji = '\u{1f600}'; // (two UTF-16 units)
   const compact = compactTail(`${emoji.repeat(600)}x`); // (its last 1,000 units begin with an emoji's second half)

@@ -6,7 +6,8 @@ line by line on ``mt_eval.bridge.guest`` (`mt_eval.child_stderr.StderrTail`). Th
 (their module sets ``SHOWS_GUEST_OUTPUT``) write those lines to their own stderr, so that a method's
 ``console.log`` or ``print()`` is seen wherever it runs. The guest kits' own lines are left out: each starts
 with the kit's name (`KIT_PREFIXES`), and what they say (a failed call and its stack) is in that call's error
-already; they stay in the stderr tail a failure quotes.
+already; they stay in the stderr tail a failure quotes, but for the Node guest's report of a call it answered failed
+(`mt_eval.child_stderr.stderr_lines`), which that call's error holds.
 """
 
 from __future__ import annotations
