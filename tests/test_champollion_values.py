@@ -133,6 +133,26 @@ def test_an_empty_translation_or_a_closing_tag_put_before_its_opening_tag_fails_
 
 
 @needs_node
+def test_printf_conversions_taken_in_order_that_the_translation_reorders_fail_their_key(tmp_path: Path):
+    """printf gives "%s … %d" its arguments in the order written: swapped, each would get the other's (a crash, or
+    the wrong name in the sentence). Numbered conversions and named arguments may move."""
+    source = {"sent": "%s sent %d files #swap", "numbered": "%1$s sent %2$d files #swap",
+              "named": "{user} sent {count} files #swap"}
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "rot13"}}), {"locales/en.json": source},
+                     plugins=("rot13",))
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    status, out, _ = runs["python"]
+    assert status == 1
+    assert ('    failed sent: the translation "spa: ⟦1⟧ frag ⟦0⟧ svyrf #fjnc" reordered %s and %d, which take their '
+            "arguments in the order they are written (numbered, %1$s and %2$d, they may move); left out of the "
+            "file") in out
+    assert projects["python"].json("locales/es.json") == {"numbered": "spa: %2$d frag %1$s svyrf #fjnc",
+                                                         "named": "spa: {count} frag {user} svyrf #fjnc"}
+    assert tree(projects["node"]) == tree(projects["python"])
+
+
+@needs_node
 def test_a_key_written_twice_in_one_object_of_the_source_fails_and_is_named(tmp_path: Path):
     """JSON readers keep the last value: "Recipes" was dropped without a word. The key (and every key under an
     object written twice) fails, named with its path; the other keys are translated."""

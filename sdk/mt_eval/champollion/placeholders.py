@@ -7,8 +7,9 @@ linked messages (``@:common.name``, ``@.lower:key``), printf (``%s``, ``%1$d``, 
 (``&nbsp;``) and the destination of a Markdown link (``[text](/docs/user-guide)``: the text is translated).
 Each becomes ``⟦n⟧`` (U+27E6, U+27E7), which rule-based and neural
 translators pass through untouched (Apertium does). Text that already looks like a sentinel is
-protected too, so restoring is exact. A translation that loses, repeats or invents a sentinel, or puts a
-closing tag before its opening tag, is refused: the key fails rather than being written broken. The
+protected too, so restoring is exact. A translation that loses, repeats or invents a sentinel, puts a
+closing tag before its opening tag, or reorders printf conversions that take their arguments in the order
+written (``%s``, ``%d``: `_printf_reordered`), is refused: the key fails rather than being written broken. The
 source's leading and trailing whitespace is kept in place of the translation's own (`keep_edges`).
 `bridge/vectors/champollion/placeholders.json` holds the cases both sides must pass.
 
@@ -54,6 +55,8 @@ PLACEHOLDER = re.compile(
 )
 SENTINEL = re.compile(r"⟦[ \t]*([0-9]+)[ \t]*⟧")
 TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9_:.-]*|[0-9]+)(?:[ \t\r\n][^<>]*)?>")  # a placeholder that is a tag
+# a printf conversion that takes the next argument (%s, %.2f, %ld), not a numbered (%1$s) or named (%(name)s) one
+IN_TURN = re.compile(r"%[-+0#]*[0-9]*(?:\.[0-9]+)?(?:hh|h|ll|l|L|q|j|z|t)?[sdifuxXeEgGc@]")
 
 
 @dataclass(frozen=True)
@@ -167,7 +170,7 @@ def restore(translated: str, placeholders: tuple[str, ...], icu: str | None = No
             problems.append(f"repeated placeholder {placeholder} ({count} times)")
     problems.extend(f"invented placeholder ⟦{index}⟧" for index in sorted(seen))
     if not problems:
-        problems = _tags_reversed(translated, placeholders)
+        problems = _tags_reversed(translated, placeholders) + _printf_reordered(translated, placeholders)
     if problems:
         raise PlaceholderError(f"the translation {js_string(translated)} {'; '.join(problems)}")
     restored = SENTINEL.sub(lambda m: placeholders[int(m.group(1))],
@@ -209,6 +212,20 @@ def _tags_reversed(translated: str, placeholders: tuple[str, ...]) -> list[str]:
             if where[index] < where[start]:
                 problems.append(f"put the closing tag {placeholder} before its opening tag {placeholders[start]}")
     return problems
+
+
+def _printf_reordered(translated: str, placeholders: tuple[str, ...]) -> list[str]:
+    """The source's printf conversions that take their arguments in the order written (``%d … %s``), when the
+    translation does not keep their order: printf would give each the other's argument. Numbered ones (``%1$d``)
+    may move."""
+    in_turn = [index for index, placeholder in enumerate(placeholders) if IN_TURN.fullmatch(placeholder)]
+    where = {int(m.group(1)): m.start() for m in SENTINEL.finditer(translated)}
+    if sorted(in_turn, key=where.__getitem__) == in_turn:
+        return []
+    written = " and ".join(placeholders[index] for index in in_turn)
+    numbered = " and ".join(f"%{n}${placeholders[index][1:]}" for n, index in enumerate(in_turn, 1))
+    return [f"reordered {written}, which take their arguments in the order they are written "
+            f"(numbered, {numbered}, they may move)"]
 
 
 # An apostrophe of the translation's text right before a sentinel: not one of a pair already, nor the first of two

@@ -2,7 +2,8 @@
 // %{name}, ${name}, vue-i18n's @:key, printf %s / %1$d / %(name)s / %%, HTML and <Trans> tags, character
 // references, a Markdown link's (destination) — are swapped for numbered
 // sentinels ⟦n⟧ (which translators, Apertium included, pass through), then restored. A translation that
-// loses, repeats or invents a sentinel, or puts a closing tag before its opening tag, is refused; the source's
+// loses, repeats or invents a sentinel, puts a closing tag before its opening tag, or reorders printf conversions
+// that take their arguments in the order written (%s, %d: printfReordered), is refused; the source's
 // edge whitespace is kept. Same expressions
 // as mt_eval.champollion.placeholders; bridge/vectors/champollion/placeholders.json holds the cases
 // both sides pass. A text that holds an ICU plural, select or selectordinal message (./icu.js) has its
@@ -35,6 +36,8 @@ const PLACEHOLDER = new RegExp([
 ].join('|'), 'g');
 const SENTINEL = /⟦[ \t]*([0-9]+)[ \t]*⟧/g;
 const TAG = /^<(\/?)([A-Za-z][A-Za-z0-9_:.-]*|[0-9]+)(?:[ \t\r\n][^<>]*)?>$/; // a placeholder that is a tag
+// a printf conversion that takes the next argument (%s, %.2f, %ld), not a numbered (%1$s) or named (%(name)s) one
+const IN_TURN = /^%[-+0#]*[0-9]*(?:\.[0-9]+)?(?:hh|h|ll|l|L|q|j|z|t)?[sdifuxXeEgGc@]$/;
 
 /**
  * {text, placeholders, icu, apostrophesDoubled}: text with its placeholders replaced by ⟦0⟧, ⟦1⟧ … in order of
@@ -149,6 +152,20 @@ function tagsReversed(translated, placeholders) {
   return problems;
 }
 
+/**
+ * The source's printf conversions that take their arguments in the order written (%d … %s), when the translation
+ * does not keep their order: printf would give each the other's argument. Numbered ones (%1$d) may move.
+ */
+function printfReordered(translated, placeholders) {
+  const inTurn = placeholders.flatMap((placeholder, index) => (IN_TURN.test(placeholder) ? [index] : []));
+  const where = new Map([...translated.matchAll(SENTINEL)].map((m) => [Number(m[1]), m.index]));
+  const kept = inTurn.every((index, at) => at === 0 || where.get(inTurn[at - 1]) < where.get(index));
+  if (kept) return [];
+  const written = inTurn.map((index) => placeholders[index]).join(' and ');
+  const numbered = inTurn.map((index, at) => `%${at + 1}$${placeholders[index].slice(1)}`).join(' and ');
+  return [`reordered ${written}, which take their arguments in the order they are written (numbered, ${numbered}, they may move)`];
+}
+
 // An apostrophe of the translation's text right before a sentinel: not one of a pair already, nor the first of two
 // around it ('{literal}', a literal the source quoted and the translation kept)
 const QUOTES = ['{', '}', '#', '|']; // what an apostrophe before it starts quoted text with, in ICU
@@ -209,7 +226,7 @@ export function restore(translated, placeholders, icu = null, apostrophesDoubled
     else if (count > 1) problems.push(`repeated placeholder ${placeholder} (${count} times)`);
   });
   for (const index of [...seen.keys()].sort((a, b) => a - b)) problems.push(`invented placeholder ⟦${index}⟧`);
-  if (!problems.length) problems.push(...tagsReversed(translated, placeholders));
+  if (!problems.length) problems.push(...tagsReversed(translated, placeholders), ...printfReordered(translated, placeholders));
   if (problems.length) throw new PlaceholderError(`the translation ${JSON.stringify(translated)} ${problems.join('; ')}`);
   const restored = (icu === null ? translated : apostrophesKept(translated, placeholders, apostrophesDoubled))
     .replace(SENTINEL, (_, index) => placeholders[Number(index)]);
