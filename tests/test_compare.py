@@ -244,7 +244,30 @@ def test_a_failed_run_is_refused_and_a_partial_one_is_said_to_be(tmp_path: Path,
     assert f"{tmp_path / 'failed' / 'card.json'} is a failed run: {said}, e.g. asked to fail; " in err
     assert "it has no scores to compare: fix what failed and run it again" in err
     assert compare(tmp_path / "a" / "card.json", tmp_path / "partial" / "card.json", "--allow-diff", "params") == 0
-    assert "note: B is a partial run: 2 entries failed, each scored as an empty translation" in capsys.readouterr().out
+    said = "note: B is a partial run: 2 of its 30 scored entries failed, each scored as an empty translation"
+    assert said in capsys.readouterr().out
+
+
+def test_a_partial_runs_note_counts_its_failed_scored_entries_not_its_failed_canaries(tmp_path: Path, corpus: Path,
+                                                                                    capsys):
+    """A failed canary is not scored: the note counts the scored entries scored as empty translations (it had said
+    "2 entries failed, each scored as an empty translation" of one scored entry and one canary); a partial run whose
+    only failures are canaries has no scored entry scored so."""
+    assert run(tmp_path / "a", corpus, *honest())[0] == 0
+    for name, failing in (("mixed", ["s03", "c0"]), ("canary", ["c1"])):
+        assert run(tmp_path / name, corpus, *honest(fail=failing), *LENIENT)[0] not in (0, EXIT_FAILED)
+    capsys.readouterr()
+    assert compare(tmp_path / "a" / "card.json", tmp_path / "mixed" / "card.json", "--allow-diff", "params") == 0
+    out = capsys.readouterr().out
+    assert "note: B is a partial run: 1 of its 30 scored entries failed, each scored as an empty translation" in out
+    assert compare(tmp_path / "canary" / "card.json", tmp_path / "a" / "card.json", "--allow-diff", "params") == 0
+    out = capsys.readouterr().out
+    assert ("note: A is a partial run: none of its scored entries failed (its failed entries are canaries or "
+            "negative controls, which are not scored)") in out
+    assert compare(tmp_path / "a" / "card.json", tmp_path / "mixed" / "card.json", "--allow-diff", "params",
+                   "--json") == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["scored"] == {"entries": 30, "failed": {"a": 0, "b": 1}}
 
 
 @pytest.mark.parametrize(("flag", "least", "most"), [("--bootstrap", 10, 100000), ("--trials", 1, 1000000)])

@@ -21,11 +21,17 @@ from mt_eval.cli import main
     (["--out", "  "], "argument --out: is blank: give the directory to write the site into"),
     (["--force"], "argument --force: does nothing without --out DIR"),
     (["--port", "9000"], "argument --port: is the port of mt-eval leaderboard serve: add serve"),
+    (["--title", "Team board"], "argument --title: titles the HTML pages, and the table has no title: add --format "
+                                "html, --out DIR or serve, or leave --title out"),
+    (["--title", "Team board", "--format", "table"], "argument --title: titles the HTML pages, and the table has no "
+                                                     "title"),
+    (["--title", "Team board", "--json"], "argument --title: titles the HTML pages, and JSON has no title"),
 ])
 def test_options_that_would_be_ignored_are_refused(cards, tmp_path: Path, db: str, capsys, options: list[str],
                                                    said: str):
     """Before, each was ignored: `--out site --json` wrote the site and printed a line of text where a script read
-    JSON, `--out "  "` printed the table (exit 0, no site; `--out ""` is refused as any empty path is)."""
+    JSON, `--out "  "` printed the table (exit 0, no site; `--out ""` is refused as any empty path is), `--title`
+    printed the table or the JSON without it."""
     publish_all(db, [cards.card("alpha")], tmp_path)
     site = tmp_path / "site"
     options = [str(site) if option == "SITE" else option for option in options]
@@ -72,6 +78,10 @@ def test_the_options_that_go_together_still_do(cards, tmp_path: Path, db: str, c
     assert main(["leaderboard", "--db", db, "--format", "table"]) == 0
     assert main(["leaderboard", "--db", db, "--json"]) == 0
     assert '"cards": 1' in capsys.readouterr().out
+    assert main(["leaderboard", "--db", db, "--format", "html", "--title", "Team & board"]) == 0
+    assert "<title>Team &amp; board</title>" in capsys.readouterr().out
+    assert main(["leaderboard", "--db", db, "--format", "html"]) == 0
+    assert "<title>mt-eval leaderboard</title>" in capsys.readouterr().out
 
 
 def test_a_board_whose_reader_went_away_ends_with_141_and_nothing_said(cards, tmp_path: Path, db: str):

@@ -38,6 +38,9 @@ written, serve cannot listen, or standard output cannot be written; 2 usage (an 
 do not go together); 130 interrupted (serve stops with Ctrl-C); 141 the reader of standard output went away"""
 
 
+DEFAULT_TITLE = "mt-eval leaderboard"
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description, parser.epilog = DESCRIPTION, EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -65,7 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     board.add_argument("--max-p95", type=positive_float, metavar="SECONDS",
                        help="prize-eligible only with hot p95 latency at most this")
     board.add_argument("--hardware", metavar="TEXT", help="prize-eligible only on hardware whose label contains TEXT")
-    parser.add_argument("--title", type=page_title, default="mt-eval leaderboard", help="page title")
+    parser.add_argument("--title", type=page_title, help="the pages' title (--format html, --out or serve; default: "
+                                                         f"{DEFAULT_TITLE})")
     parser.add_argument("--port", type=port_number, metavar="PORT",
                         help="serve: the port on 127.0.0.1, 0 to 65535 (default 8765; 0: any free one)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
@@ -104,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
     from mt_eval.leaderboard.store import open_store
 
     _check_options(args)
+    args.title = DEFAULT_TITLE if args.title is None else args.title
     unknown = [c for c in args.classes if c not in _classes()]
     if unknown:
         raise UsageError(f"--class {unknown[0]}: not a class; choose from {', '.join(_classes())}")
@@ -165,6 +170,11 @@ def _check_options(args: argparse.Namespace) -> None:
                                    "leaderboard.json; give --out DIR or " + shown)
     if args.force and args.out is None:
         raise OptionError("--force", "does nothing without --out DIR (it lets the site be written beside other files)")
+    if args.title is not None and args.format in ("table", "json", None) and args.out is None \
+            and args.action != "serve":
+        output = "JSON" if args.format == "json" else "the table"
+        raise OptionError("--title", f"titles the HTML pages, and {output} has no title: add --format html, --out DIR "
+                                     "or serve, or leave --title out")
     if args.port is not None and args.action != "serve":
         raise OptionError("--port", "is the port of mt-eval leaderboard serve: add serve, or leave --port out")
 

@@ -147,6 +147,7 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
             "allowed_differences": [{"name": d.name, "a": d.a, "b": d.b} for d in differences],
             "outputs": outputs, "latency": latency_comparison(a, b, list(allow_diff)),
             "partial": {side: card.errors for side, card in (("a", a), ("b", b)) if card.status == "partial"},
+            "scored": {"entries": walk.scored, "failed": {"a": walk.failed[0], "b": walk.failed[1]}},
             "methods": {"a": _method(a), "b": _method(b)}}
 
 
@@ -170,6 +171,7 @@ class _Walk:
         self.scored = 0
         self.identical = True
         self.missing: list[tuple[int, Any]] = [(0, None), (0, None)]
+        self.failed = [0, 0]  # each card's scored entries that failed (scored as empty translations)
 
     def both(self, a: InOrder, b: InOrder) -> Iterator[tuple[Mapping[str, Any], Any, Any]]:
         from mt_eval.corpus.families import family_of
@@ -180,6 +182,8 @@ class _Walk:
                 for side, result in enumerate((in_a, in_b)):
                     if result is None:
                         self.missing[side] = _counted(self.missing[side], entry["id"])
+                    elif result.error is not None:
+                        self.failed[side] += 1
                 if self.identical and _hypothesis(in_a) != _hypothesis(in_b):
                     self.identical = False
             yield entry, in_a, in_b

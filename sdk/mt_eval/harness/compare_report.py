@@ -25,10 +25,13 @@ def render(report: dict[str, Any]) -> str:
         first = report["rows"][0]
         lines.append(f"(scored entries only; intervals from {first['bootstrap_resamples']} case-level bootstrap "
                      f"resamples, seed {first['seed']})")
-    for side, errors in report.get("partial", {}).items():
-        noun = "entry" if errors == 1 else "entries"
-        lines.append(f"note: {side.upper()} is a partial run: {errors} {noun} failed, each "
-                     "scored as an empty translation")
+    for side in report.get("partial", {}):  # (its scored entries that failed: a canary's failure is not scored)
+        scored = report["scored"]
+        failed = scored["failed"][side]
+        lines.append(f"note: {side.upper()} is a partial run: "
+                     + (f"{failed} of its {scored['entries']} scored entries failed, each scored as an empty "
+                        "translation" if failed else "none of its scored entries failed (its failed entries are "
+                                                     "canaries or negative controls, which are not scored)"))
     lines += ["", _outputs(report["outputs"])]
     allowed = report["allowed_differences"]
     if allowed:
