@@ -104,7 +104,8 @@ def test_reading_etc_and_writing_outside_tmp_are_denied_and_recorded(tmp_path: P
     outcomes = {}
     for name, action in [("read", "read:/etc/passwd"), ("plugin", f"write:{plugin}/inside.txt"),
                          ("locked", "write:/var/tmp/mt-eval-sandbox-test.txt"), ("tmp", f"write:{tmp_path}/x.txt"),
-                         ("host-file", "write:/etc/passwd")]:  # (before: "Is a directory", and nothing recorded)
+                         ("host-file", "write:/etc/passwd"),  # (before: "Is a directory", and nothing recorded)
+                         ("missing", "read:/no-such-file-here")]:  # not there, not refused (before: "network")
         code, card = run_card(tmp_path, "--method", str(plugin), "--corpus", str(corpus), "--sandbox",
                               *actions("tmp", action), out=name)
         assert code == (0 if name == "tmp" else 4) and card is not None and card.sandbox is not None
@@ -116,7 +117,7 @@ def test_reading_etc_and_writing_outside_tmp_are_denied_and_recorded(tmp_path: P
     denied = {name: [(a.kind, a.detail) for a in card.sandbox.denied] for name, card in outcomes.items()}
     assert denied == {"read": [("file-access", "/etc/passwd")], "plugin": [("file-write", f"{plugin}/inside.txt")],
                       "locked": [("file-access", "/var/tmp/mt-eval-sandbox-test.txt")], "tmp": [],
-                      "host-file": [("file-write", "/etc/passwd")]}
+                      "host-file": [("file-write", "/etc/passwd")], "missing": []}
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)

@@ -22,6 +22,7 @@ REQUESTS_DNS = ("requests.exceptions.ConnectionError: HTTPSConnectionPool(host='
     ("urllib.error.URLError: <urlopen error [Errno 101] Network is unreachable>",
      ("network", "Network is unreachable")),
     ("Error: getaddrinfo ENOTFOUND api.example.com", ("network", "ENOTFOUND api.example.com")),
+    ("Error: connect ENETUNREACH 1.1.1.1:443 - Local (0.0.0.0:0)", ("network", "ENETUNREACH 1.1.1.1:443")),
     ("TypeError: fetch failed; cause: Error: connect ECONNREFUSED 127.0.0.1:443",
      ("network", "ECONNREFUSED 127.0.0.1:443")),
     ("PermissionError: [Errno 13] Permission denied: '/etc/shadow'", ("file-access", "/etc/shadow")),
@@ -30,6 +31,15 @@ REQUESTS_DNS = ("requests.exceptions.ConnectionError: HTTPSConnectionPool(host='
 ])
 def test_a_refusal_is_recorded_by_its_own_words_not_the_repr_around_them(said: str, denied: tuple[str, str]):
     assert recognise(said) == [denied]
+
+
+@pytest.mark.parametrize("said", [
+    "FileNotFoundError: [Errno 2] No such file or directory: '/plugin/cache.json'",  # (before: network ENOTFOUND)
+    "warning: no filePermissions.json, using the defaults",  # (before: privilege EPERM)
+    "Error: ENOENT: no such file or directory, open '/plugin/cache.json'",
+])
+def test_an_error_that_is_no_refusal_is_not_recorded_as_one(said: str):
+    assert recognise(said) == []
 
 
 def test_a_refusal_printed_and_returned_too_is_counted_once():

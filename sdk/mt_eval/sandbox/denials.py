@@ -19,14 +19,23 @@ from mt_eval.sandbox.policy import DeniedAttempt
 
 _QUOTED_PATH = re.compile(r"""['"](/[^'"]*)['"]""")
 _WRAPPING = re.compile(r"""[)>"'\]]""")  # where a message wrapped in a repr ends: (…), <urlopen error …>, "…"
+_NODE_LOCAL_ADDRESS = re.compile(r" - Local \([^)]*\)")  # Node's "connect ENETUNREACH 1.1.1.1:443 - Local (0.0.0.0:0)"
 _HOST = re.compile(r"""(?:\bhost=|resolve )['"]([\w.:-]+)['"]""")  # the host a Python library names before it
+
+
+def _rule(words: str, *codes: str) -> re.Pattern[str]:
+    """The refusal's words in any case, or one of Node's error codes as a word of its own in capitals (so
+    "FileNotFoundError" is not ENOTFOUND, nor "filePermissions" EPERM)."""
+    return re.compile(rf"{words}|(?-i:\b(?:{'|'.join(codes)})\b)", re.I)
+
+
 RULES: list[tuple[str, re.Pattern[str]]] = [
-    ("file-access", re.compile(r"Permission denied|EACCES", re.I)),
-    ("file-write", re.compile(r"Read-only file system|EROFS", re.I)),
-    ("network", re.compile(r"Network is unreachable|ENETUNREACH|Temporary failure in name resolution|EAI_AGAIN|"
-                           r"Name or service not known|ENOTFOUND|No address associated with hostname|"
-                           r"Connection refused|ECONNREFUSED", re.I)),
-    ("privilege", re.compile(r"Operation not permitted|EPERM", re.I)),
+    ("file-access", _rule("Permission denied", "EACCES")),
+    ("file-write", _rule("Read-only file system", "EROFS")),
+    ("network", _rule("Network is unreachable|Temporary failure in name resolution|Name or service not known|"
+                      "No address associated with hostname|Connection refused",
+                      "ENETUNREACH", "EAI_AGAIN", "ENOTFOUND", "ECONNREFUSED")),
+    ("privilege", _rule("Operation not permitted", "EPERM")),
 ]
 
 
@@ -48,7 +57,7 @@ def _detail(kind: str, line: str, match: re.Match[str]) -> str:
     path = _QUOTED_PATH.search(rest) if kind.startswith("file") else None
     if path is not None:
         return path.group(1)
-    words = _WRAPPING.split(rest, maxsplit=1)[0].strip()
+    words = _WRAPPING.split(_NODE_LOCAL_ADDRESS.sub("", rest), maxsplit=1)[0].strip()
     host = _HOST.search(line[:match.start()])
     return f"{words} ({host.group(1)})" if host and host.group(1) not in words else words
 
