@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import threading
+from hashlib import sha256
 from pathlib import Path
 
 import pytest
@@ -359,16 +360,25 @@ def test_the_guest_in_the_sandbox_sees_no_host_environment(tmp_path: Path, monke
 
 
 @needs_sandbox
-def test_sandbox_ro_exposes_an_artifact_read_only_and_the_card_records_it(tmp_path: Path):
+def test_sandbox_ro_exposes_an_artifact_read_only_and_the_card_records_it(tmp_path: Path, capsys):
+    """A pinned copy of a mirrored dependency outside the plugin that no --sandbox-ro shows is warned of: the method's
+    read of it fails with "No such file or directory", which says nothing of why."""
     artifact = tmp_path / "mirror" / "lexicon.txt"
     artifact.parent.mkdir()
     artifact.write_text("hello=hola\n")
-    plugin = probe_plugin(tmp_path, "python")
+    mirrored = {"id": "lexicon", "kind": "data", "license": "MIT", "access": "mirrored", "source": str(artifact),
+                "redistributable": True, "transferable": True, "pin": "sha256:" + sha256(b"hello=hola\n").hexdigest()}
+    plugin = probe_plugin(tmp_path, "python", dependency_class="O", dependencies=[mirrored])
     corpus = small_corpus(tmp_path, 1)
+    run_card(tmp_path, "--method", str(plugin), "--corpus", str(corpus), "--sandbox", *actions(f"read:{artifact}"),
+             out="hidden")
+    said = capsys.readouterr().err
+    assert (f"mt-eval run: warning: the mirrored dependency 'lexicon' is at {artifact}, outside the plugin, where the "
+            f"sandbox does not show it: give --sandbox-ro {artifact} to let the method read it") in said
     code, card = run_card(tmp_path, "--method", str(plugin), "--corpus", str(corpus), "--sandbox", "--sandbox-ro",
                           str(artifact.parent), *actions(f"read:{artifact}"))
     assert code == 0 and card is not None and card.sandbox is not None
-    assert card.results[0].predicted == "hello=hola\n"
+    assert card.results[0].predicted == "hello=hola\n" and "warning" not in capsys.readouterr().err
     assert str(artifact.parent) in card.sandbox.policy.extra_read_only
 
 

@@ -68,18 +68,32 @@ def refusals(checks: list[PinCheck]) -> list[PinCheck]:
     return [c for c in checks if c.status in ("mismatch", "missing")]
 
 
+def pinned_copies(source: PluginSource) -> list[tuple[str, Path]]:
+    """Where the copy of each mirrored dependency pinned by its sha256 is, with its id (`_pinned_path`)."""
+    return [(dep.id, path) for dep in source.manifest.dependencies or ()
+            if dep.access == "mirrored" and dep.pin and (path := _pinned_path(dep.pin, dep.source, source.directory))]
+
+
+def _pinned_path(pin: str, source: str, directory: Path) -> Path | None:
+    """The file or directory ``source`` names, when a sha256 ``pin`` is checked against it (not a package)."""
+    word = source.split()[0] if source.split() else ""
+    path_text = word.removeprefix("file:")
+    looks_like_path = word.startswith("file:") or ("://" not in word and ("/" in word or "." in word))
+    if _PACKAGE.match(word) or not pin.lower().startswith("sha256:") or not looks_like_path:  # ("SHA256:" too)
+        return None
+    return Path(path_text) if Path(path_text).is_absolute() else directory / path_text
+
+
 def _check(dep_id: str, pin: str, source: str, directory: Path) -> PinCheck:
     word = source.split()[0] if source.split() else ""
     package = _PACKAGE.match(word)
     if package:
         kind, name = package.groups()
         return _package(dep_id, pin, kind, name, directory)
-    path_text = word.removeprefix("file:")
-    looks_like_path = word.startswith("file:") or ("://" not in word and ("/" in word or "." in word))
-    if not pin.lower().startswith("sha256:") or not looks_like_path:  # ("SHA256:" is the same pin)
+    path = _pinned_path(pin, source, directory)
+    if path is None:
         return PinCheck(id=dep_id, pin=pin, checked=None, status="unverifiable")
-    path = Path(path_text) if Path(path_text).is_absolute() else directory / path_text
-    checked = f"file {path_text}"
+    checked = f"file {word.removeprefix('file:')}"
     if not path.exists():
         return PinCheck(id=dep_id, pin=pin, checked=checked, status="missing",
                         fix=f"put the pinned copy at {path}, or correct \"source\"")

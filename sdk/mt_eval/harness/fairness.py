@@ -269,7 +269,25 @@ def prepare(request: RunRequest) -> FairRun:
             fair.close_unused()
             raise FairnessError(f"{exc}. The method was not run: a sandboxed run never falls back to running "
                                 "unconfined (run without --sandbox/--official to evaluate it unconfined)") from exc
+        _say_copies_not_shown(source, asked.sandbox_ro)
     return fair
+
+
+def _say_copies_not_shown(source: PluginSource, exposed: Sequence[str]) -> None:
+    """Warn of each pinned copy of a mirrored dependency kept outside the plugin that no ``--sandbox-ro`` shows: the
+    method cannot read it in the sandbox (it would fail with "No such file or directory", saying nothing of why)."""
+    import sys
+
+    from mt_eval.control_chars import escaped_for_terminal
+    from mt_eval.pins import pinned_copies
+
+    shown = [Path(path).resolve() for path in exposed]
+    for dep_id, path in pinned_copies(source):
+        where = path.resolve()
+        if not where.is_relative_to(source.directory.resolve()) and not any(where.is_relative_to(s) for s in shown):
+            print(escaped_for_terminal(f"mt-eval run: warning: the mirrored dependency {dep_id!r} is at {path}, "
+                                       "outside the plugin, where the sandbox does not show it: give --sandbox-ro "
+                                       f"{path} to let the method read it"), file=sys.stderr)
 
 
 def _refuse_exposed_corpus(exposed: Sequence[str], request: RunRequest) -> None:
