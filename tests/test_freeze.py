@@ -75,7 +75,7 @@ def test_a_run_that_differs_from_the_frozen_manifest_is_refused_naming_each_diff
     for difference in ["budgets.batch_size: the freeze says 8, this run has 2 (give --batch-size 8)",
                        "latency.repetitions: the freeze says 3, this run has 5 (give --latency-repetitions 3)",
                        "corpus.entries_selected: the freeze says 34, this run has 20",
-                       "config.model: the freeze says null, this run has 'm-2'"]:
+                       "config.model: the freeze says null, this run has 'm-2' (leave out --model)"]:
         assert difference in err, err
     (plugin / "behaviours.py").write_text((plugin / "behaviours.py").read_text() + "\n# changed after the freeze\n")
     code, _ = run(tmp_path / "run", corpus, *honest(), "--freeze", freeze, method=plugin)

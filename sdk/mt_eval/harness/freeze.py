@@ -291,6 +291,8 @@ OPTIONS = {"config.model": "--model", "config.temperature": "--temperature", "co
            "latency.warmup_calls": "--latency-warmup", "latency.hot_sample": "--latency-sample",
            "latency.repetitions": "--latency-repetitions", "corpus.selection.limit": "--limit",
            "scoring.resamples": "--resamples", "scoring.bootstrap": "--bootstrap"}
+# The settings a run leaves unset (null) when their option is not given: a freeze holding null is matched so.
+_NONE_UNLESS_GIVEN = {"config.model", "config.temperature", "config.max_tokens", "corpus.selection.limit"}
 # Where the files are and how they were read are not compared: what they hold is (the corpus's sha256).
 _NOT_COMPARED = {"$schema", "status", "created_at", "method.path", "corpus.path", "corpus.reference_path",
                  "corpus.format", "sdk.dirty", "scoring.policy_path"}
@@ -305,7 +307,8 @@ def differences(frozen: FreezeManifest, actual: FreezeManifest, manifest_path: P
                 (key == "corpus.accepted_doubts" and want is None):
             continue
         option = OPTIONS.get(key)
-        fix = f" (give {option} {shlex.quote(str(want))})" if option and want is not None else ""
+        fix = f" (give {option} {shlex.quote(str(want))})" if option and want is not None else \
+            f" (leave out {option})" if key in _NONE_UNLESS_GIVEN and got is not None else ""
         if key == "scoring.policy_sha256" and frozen.scoring is not None:
             recorded = frozen.scoring.policy_path
             if recorded and manifest_path is not None and not Path(recorded).is_absolute():
