@@ -226,3 +226,34 @@ def test_a_call_that_fails_as_a_whole_fails_only_the_row_it_fails_on(make_plugin
     assert list(failed) == ["r5"], failed
     assert ("cannot judge r5" if fault == "raise" else "0.5 s") in failed["r5"]  # (a guest words its timeout itself)
     assert card["coverage"]["overall"] == {"asked": 8, "answered": 7, "failed": 1, "scored": 7}
+
+
+BLOCKER = '''
+import time
+
+
+class Blocker:
+    """Blocks its process on the row marked "block" (a synchronous call): the guest answers nothing, not even a
+    cancel, until it is stopped."""
+
+    async def decide(self, rows, config):
+        if any(row["state"].get("block") for row in rows):
+            time.sleep(8)
+        return [{"id": row["id"], "answers": {"q": {"probabilities": {"true": 0.75, "false": 0.25}}}} for row in rows]
+'''
+
+
+def test_a_guest_blocked_by_one_row_fails_only_that_row_of_the_calls_in_flight(make_plugin, tmp_path):
+    """Before, the run's own deadline cut the guest's host short before it sent the rows of the calls in flight
+    again, each alone, to the guest that replaced the blocked one: every row failed, and the run exited 4."""
+    plugin = make_plugin({"name": "Blocker", "entry_point": "pipeline:Blocker", "implements": ["decide"],
+                          "dependency_class": "S", "dependencies": []}, files={"pipeline.py": BLOCKER})
+    rows = corpus(tmp_path / "rows.jsonl", [
+        {"id": f"r{i}", "state": {"block": i == 0}, "questions": {"q": {"type": "noul", "instructions": "?"}},
+         "gold": {"q": True}} for i in range(4)])
+    out = tmp_path / "run"
+    assert decide(plugin, rows, out, "--isolate", "--batch-size", "2", "--concurrency", "2", "--timeout", "0.5") == 0
+    card = json.loads((out / "card.json").read_text(encoding="utf-8"))
+    failed = {r["id"]: r["error"] for r in card["results"] if r["error"] is not None}
+    assert list(failed) == ["r0"], failed
+    assert card["coverage"]["overall"] == {"asked": 4, "answered": 3, "failed": 1, "scored": 3}

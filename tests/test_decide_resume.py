@@ -153,3 +153,18 @@ def test_the_card_of_a_resumed_run_says_isolated_only_when_every_session_that_de
         (out / "card.json").unlink()
         assert run(REVERSE, corpus, out, "--resume", *then) == 0
         assert (card_of(out)["sessions"], card_of(out)["method"]["runtime"]) == (2, said), (first, then)
+
+
+def test_a_resume_with_another_concurrency_says_the_change_once(tmp_path, capsys):
+    """Before, the batch size and concurrency were said twice, as the configuration's and as the settings':
+    "the configuration, the settings changed … (the configuration: concurrency 2 → 4; the settings: concurrency
+    2 → 4)"."""
+    corpus = write_corpus(tmp_path / "c.jsonl", rows(3))
+    out = tmp_path / "run"
+    assert run(REVERSE, corpus, out, "--concurrency", "2") == 0
+    capsys.readouterr()
+    assert run(REVERSE, corpus, out, "--resume", "--concurrency", "4", "--tolerance", "0.01") == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"mt-eval decide: cannot resume {out}: the configuration, the settings changed since the run started (the "
+        "configuration: concurrency 2 → 4; the settings: tolerance 0.001 → 0.01); resume with the same inputs, or "
+        "start over with --force"]

@@ -302,3 +302,23 @@ def test_a_sheet_of_items_and_answers_alone_imports_with_a_key_that_showed_refer
     assert main(["grade", "import", str(demo_run), "--key", str(sheets / "key.json"), "--sheet", str(answers),
                  "--sheet", str(table), "--out", str(tmp_path / "human"), "--quiet"]) == 0
     assert grading_card(tmp_path / "human")["summary"]["graded"] == 2
+
+
+@pytest.mark.parametrize(("words", "said"), [
+    (["import", "--key", "k.json", "--sheet", "s.csv", "--rubric", "r.json", "--seed", "0"],
+     "--rubric and --seed: not used by `mt-eval grade import` (the rubric, the shuffle seed and whether references "
+     "were shown are the export's, read from --key)"),
+    (["import", "--key", "k.json", "--sheet", "s.csv", "--no-reference"], "--no-reference: not used by `mt-eval grade "
+     "import`"),
+    (["export", "--out", "sheets", "--labels", "labels.jsonl"], "--labels: not used by `mt-eval grade export`"),
+    (["--grader", str(RULES), "--sheet", "s.csv"], "--sheet: not used by `mt-eval grade CARD --grader DIR` (`mt-eval "
+     "grade import` reads people's sheets)"),
+])
+def test_an_option_the_mode_does_not_use_is_refused_not_dropped(demo_run, tmp_path, capsys, words, said):
+    """Before, `grade import --rubric other.json` imported on the export's rubric, saying nothing of the one given."""
+    mode = [words.pop(0)] if words[0] in ("export", "import") else []
+    args = ["grade", *mode, str(demo_run), *(str(tmp_path / w) if w.endswith((".json", ".csv", ".jsonl", "sheets"))
+                                             else w for w in words)]
+    assert main(args) == 2
+    assert said in capsys.readouterr().err
+    assert not (demo_run.parent / "grading").exists() and not (tmp_path / "sheets").exists()

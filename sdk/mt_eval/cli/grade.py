@@ -99,6 +99,10 @@ def run(args: argparse.Namespace) -> int:
     if not given or (mode == "import" and not args.sheet):
         missing = option if given is None or mode != "import" or args.key is None else "--sheet FILE"
         raise UsageError(f"{mode} needs {missing}")
+    unused = [flag for name, flag in _UNUSED[mode][0] if getattr(args, name) not in (None, [])
+              and getattr(args, name) is not False]  # (a --seed of 0 is given)
+    if unused:
+        raise UsageError(f"{' and '.join(unused)}: not used by `mt-eval {_COMMAND[mode]}` ({_UNUSED[mode][1]})")
     request = GradeRequest(
         card=Path(words[0]), grader=Path(args.grader) if args.grader else None,
         rubric=Path(args.rubric) if args.rubric else None, seed=args.seed, with_reference=not args.no_reference,
@@ -123,6 +127,18 @@ def run(args: argparse.Namespace) -> int:
         path = grade_with_method(request)
     print(escaped_for_terminal(f"grading card: {path}"))  # (a path's control characters escaped)
     return _nothing_graded(path) if mode != "import" else 0  # (a sheet may come back with nothing graded yet)
+
+
+_COMMAND = {"grade": "grade CARD --grader DIR", "export": "grade export", "import": "grade import"}
+# Options a mode would otherwise drop without a word, and why (a mode's own are in its `--help` line).
+_UNUSED: dict[str, tuple[tuple[tuple[str, str], ...], str]] = {
+    "grade": ((("key", "--key"), ("sheet", "--sheet")), "`mt-eval grade import` reads people's sheets"),
+    "export": ((("grader", "--grader"), ("labels", "--labels"), ("key", "--key"), ("sheet", "--sheet")),
+               "it writes the sheets; a grader and labels are for grading, a key and filled sheets for `mt-eval grade "
+               "import`"),
+    "import": ((("grader", "--grader"), ("rubric", "--rubric"), ("seed", "--seed"), ("no_reference", "--no-reference")),
+               "the rubric, the shuffle seed and whether references were shown are the export's, read from --key"),
+}
 
 
 def _nothing_graded(card: Path) -> int:

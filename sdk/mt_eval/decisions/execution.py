@@ -5,7 +5,9 @@ JSON) has more characters than ``max_input_chars`` fails whole, recorded with th
 truncated — and questions of a type the method does not answer fail with the reason. Gold answers are never
 sent. Rows go in batches of ``batch_size``, ``concurrency`` batches at a time; a batch gets ``timeout_s`` per row,
 and a call that raises, times out or blocks the loop is sent again in halves, down to single rows, so only the
-rows the method fails on fail. Every result is checked against its
+rows the method fails on fail. A method that enforces its own deadlines (a bridge guest: ``enforces_deadlines``) is
+given a generous backstop instead, as a translation run gives it (`mt_eval.guarded_calls.backstop_for`), so that its
+host, which finds the row a guest fails on, is never cut short. Every result is checked against its
 questions (`mt_eval.decisions.answers`) and handed to ``on_results`` as soon as its batch completes.
 """
 
@@ -32,6 +34,7 @@ from mt_eval.decisions.records import (
 )
 from mt_eval.guarded_calls import (
     CallFailed,
+    backstop_for,
     call_failure,
     split_on_failure,
     with_report_grace,
@@ -160,15 +163,16 @@ async def _decide_batch(method: Any, batch: list[_Prepared], config: Any, settin
     async def call(part: list[_Prepared]) -> list[DecisionResult]:
         nonlocal per_row_s
         rows = [p.sent for p in part if p.sent is not None]
-        limit = settings.timeout_s * len(rows)
+        backstop_s = backstop_for(method, settings.timeout_s, len(rows))
+        limit = settings.timeout_s * len(rows) if backstop_s is None else backstop_s
         started = time.perf_counter()
         try:
             with working_directory_kept("decide()"):
-                raw = await within(with_report_grace(limit),
+                raw = await within(with_report_grace(limit) if backstop_s is None else backstop_s,
                                    lambda: method.decide(msgspec.to_builtins(rows), config))
         except Overran as overran:
-            raise CallFailed(overran.said(f"timed out after {limit:g} s ({settings.timeout_s:g} s per row)"),
-                             timed_out=True) from None
+            per_row = f" ({settings.timeout_s:g} s per row)" if backstop_s is None else ""
+            raise CallFailed(overran.said(f"timed out after {limit:g} s{per_row}"), timed_out=True) from None
         except LoopBlocked as blocked:  # (raised by the watchdog in the code that blocked the loop)
             raise CallFailed(f"decide() blocked the event loop for {blocked.seconds:.1f} s (a synchronous call in "
                              "an async method: time.sleep, a blocking HTTP client, a long loop): await asynchronous "

@@ -186,7 +186,7 @@ def _open(out: Path, request: DecideRequest, loaded: LoadedMethod, corpus: Decis
         return differences([(method_named(state.method_dir, now.method_dir), state.code_sha256, now.code_sha256),
                             ("the corpus", state.corpus_sha256, now.corpus_sha256),
                             ("the configuration", state.config, now.config),
-                            ("the settings", state.settings, now.settings)])
+                            ("the settings", _own(state.settings, state.config), _own(now.settings, now.config))])
 
     return open_run_directory(out, fresh, resume=request.directory.resume, force=request.directory.force,
                               changes=changes, command="mt-eval decide run",
@@ -212,6 +212,14 @@ def _refuse_finished(out: Path, state: DecideState, corpus: DecisionCorpus, chec
             and card.get("self_check") == msgspec.to_builtins(check)
             and card.get("results") == msgspec.to_builtins([log.results[row.id] for row in corpus.rows])):
         raise RunFinished.nothing_to_resume(out)
+
+
+def _own(settings: Any, config: Any) -> Any:
+    """The settings without the fields the configuration holds too (batch size, concurrency, timeout): a change of
+    one is said once, with the configuration."""
+    if isinstance(settings, dict) and isinstance(config, dict):
+        return {name: value for name, value in settings.items() if name not in config}
+    return settings
 
 
 def _as_json(value: Any) -> Any:
