@@ -99,6 +99,16 @@ async def test_a_guest_whose_event_loop_is_blocked_is_killed_and_replaced(guest:
     assert guest.restarts >= 1
 
 
+async def test_requests_stuck_behind_one_that_blocked_the_guest_are_sent_again_not_failed(guest: BridgeMethod):
+    """One entry a call, all in flight at once: the requests stuck behind the blocked one time out with it, one by
+    one. Before, the last of them to time out was taken for the one the guest failed on, as it was then alone in
+    flight, and failed with it."""
+    sources = ["one", "!block 30", "three", "four", "five"]
+    calls = [guest.translate([entry], config(timeout_s=0.5)) for entry in entries(*sources)]  # (as the harness does)
+    results = [result for [result] in await asyncio.gather(*calls)]
+    assert [r["predicted"] for r in results] == expected(sources, 1), [r["error"] for r in results]
+
+
 async def test_a_hanging_entry_times_out_alone(guest: BridgeMethod):
     sources = ["one", "!hang", "three"]
     results = await guest.translate(entries(*sources), config(timeout_s=0.4))

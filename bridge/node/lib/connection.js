@@ -116,6 +116,7 @@ export class Connection {
   }
 
   #settledWaiters = [];
+  #timeouts = 0; // translate and decide requests that timed out so far (whether a request was alone in flight)
 
   #cancelSettled(id) {
     if (id === undefined) {
@@ -161,12 +162,14 @@ export class Connection {
         `the ${method} request is over ${lineLimit(this.maxLineBytes)}`));
     }
     return new Promise((resolve, reject) => {
-      const pending = { id, method, resolve, reject, unmatchedMark: this.#unmatched.mark };
+      const pending = { id, method, resolve, reject, unmatchedMark: this.#unmatched.mark, timedOutMark: this.#timeouts };
       const expire = (hard) => {
         const ms = hard ? hardTimeoutMs : timeoutMs;
         this.timedOut.add(id);
         if (this.timedOut.size > 1000) this.timedOut.delete(this.timedOut.values().next().value);
-        const alone = this.inFlight <= 1;
+        // (alone in flight, and none timed out while it was: those stuck behind a blocked one time out one by one)
+        const alone = this.inFlight <= 1 && pending.timedOutMark === this.#timeouts;
+        if (BATCHED.has(method)) this.#timeouts += 1;
         this.#settle(id, new BridgeError(ErrorCode.TIMEOUT, // (in the Python host's words)
           `${method} request ${hard ? `hit the hard cap of ${seconds(ms)}` : `got no answer or progress within ${seconds(ms)}`}`
           + this.#unmatched.cause(pending), { alone }));
@@ -372,12 +375,17 @@ export class Connection {
     let what = this.closing && !info.error ? 'the guest was closed' : describeExit(info);
     if (this.stopReason && !this.closing) what = `the guest was stopped: ${this.stopReason}`;
     const tail = this.process.stderrTail();
+    const inFlight = this.inFlight;
     this.deathError = new BridgeError(ErrorCode.GUEST_EXITED, what,
-      { exit_code: info.code, signal: info.signal, stderr_tail: tail, alone: this.inFlight <= 1 });
+      { exit_code: info.code, signal: info.signal, stderr_tail: tail, alone: inFlight <= 1 });
     // A program that could not be started, or that ended before it answered initialize, is reported once, by
     // whoever started it (GuestStartError).
     if (this.started && !this.closing && !this.stopReason && !info.error) this.logger.warn(`${describeExit(info)} (pid ${this.pid})`);
-    for (const id of [...this.pending.keys()]) this.#settle(id, this.deathError);
+    for (const [id, pending] of [...this.pending]) { // (not alone when another timed out while it was in flight)
+      const error = this.deathError;
+      const alone = inFlight <= 1 && pending.timedOutMark === this.#timeouts;
+      this.#settle(id, alone === error.data.alone ? error : new BridgeError(error.code, error.message, { ...error.data, alone }));
+    }
     this.deadlines.cancel();
     this.#cancelSettled();
     this.onDeath?.(this.deathError, info);

@@ -115,7 +115,8 @@ test('answers with the id as a string, where an integer was sent, are said once,
     const timedOut = (id) => new RegExp(`^translate request got no answer or progress within 1 s; the guest answered with id "${id}", which names no request in flight \\(request ${id} is, with an integer id: an answer carries its request's id as it was sent\\)$`);
     assert.match(first, timedOut(first.match(/id "(\d+)"/)?.[1]));
     assert.match(second, timedOut(second.match(/id "(\d+)"/)?.[1]));
-    assert.notEqual(first.match(/id "(\d+)"/)[1], second.match(/id "(\d+)"/)[1]);
+    // (both timed out together: neither could be blamed, so each was sent again alone, to a guest of its own, and
+    // failed there naming the answer to its own request: 2, the first of each guest, as in the Python host)
     const firstGuest = records.slice(0, records.findIndex((record) => record.message.startsWith('stopping the guest')));
     const said = firstGuest.filter((record) => record.message.includes('names no request in flight'));
     assert.equal(said.length, 2, JSON.stringify(records)); // one warning, one at debug level

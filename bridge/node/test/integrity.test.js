@@ -80,6 +80,15 @@ for (const runtime of ['node', 'python']) {
       await guest.close();
     });
 
+    test('calls stuck behind one that blocked the guest are sent again, not failed with it', async () => {
+      // (one entry a call, all in flight at once: they time out one by one, and the last is then alone in flight)
+      const guest = await start(runtime);
+      const sources = ['one', '!block 60', 'three', 'four', 'five'];
+      const results = (await Promise.all(entries(...sources).map((e) => guest.translate([e], config(0.5))))).flat();
+      assert.deepEqual(results.map((r) => r.predicted), expected(sources, [1]), results.map((r) => r.error).join(' | '));
+      await guest.close();
+    });
+
     test('calls in flight when the host closes fail as closed, whether the guest exits or answers them cancelled', async () => {
       const guest = await start(runtime);
       const running = guest.translate(entries('!hang', '!hang'), config(30));

@@ -179,9 +179,10 @@ def _at_zero(latency_s: Any) -> bool:
 
 
 class UnmatchedAnswers:
-    """Answers whose id names no request in flight: the first is logged with its id, as a warning, later ones at
-    debug. A guest that answers with the wrong id does so every time, and its requests time out: the timeout of one
-    that waited meanwhile names such an answer as why it got none (`cause`), as the Node host's does."""
+    """Answers whose id names no request in flight (or no request at all: `unattributed`): the first is logged with
+    its id, as a warning, later ones at debug. A guest that answers with the wrong id does so every time, and its
+    requests time out: the timeout of one that waited meanwhile names such an answer as why it got none (`cause`),
+    as the Node host's does."""
 
     def __init__(self) -> None:
         self.count = 0  # answers so far: what a request sent now is stamped with (``unmatched_mark``)
@@ -202,6 +203,19 @@ class UnmatchedAnswers:
             log.debug("%s: dropped an answer with id %s, which names no request in flight", label, given)
         else:
             log.warning("%s: %s; dropped (as later such answers are, without a warning)", label, self.last)
+
+    @staticmethod
+    def unattributed(label: str, pending: Mapping[int | str, Any], error: m.ErrorObject) -> None:
+        """An error with ``"id": null``: the guest could not read a line (or tell which request it was). The one
+        request in flight fails with it; with several, none can be blamed, and they are left to their deadlines."""
+        waiting = [request for request in pending.values() if not request.future.done()]
+        if len(waiting) == 1:
+            waiting[0].future.set_exception(m.BridgeError(error.code, error.message, error.data))
+            return
+        which = (f"which of the {len(waiting)} requests in flight it meant cannot be told (they wait for their "
+                 "deadlines)" if waiting else "no request was in flight")
+        log.warning("%s: the guest answered error %d without a request id; %s: %s", label, error.code, which,
+                    error.message)
 
     def cause(self, request: Any) -> str:
         """Why ``request`` (stamped ``unmatched_mark``) got no answer: "; " and such an answer; else ""."""

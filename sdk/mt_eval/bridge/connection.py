@@ -65,11 +65,13 @@ class HostOptions:
 
 
 class _Pending:
-    __slots__ = ("deadline", "future", "hard_deadline", "hard_s", "method", "misnamed", "timeout_s", "unmatched_mark")
+    __slots__ = ("deadline", "future", "hard_deadline", "hard_s", "method", "misnamed", "timed_out_mark",
+                 "timeout_s", "unmatched_mark")
 
     def __init__(self, future: asyncio.Future[msgspec.Raw], method: str, timeout_s: float, hard_s: float,
-                 now: float, unmatched_mark: int) -> None:
+                 now: float, unmatched_mark: int, timed_out_mark: int) -> None:
         self.future, self.unmatched_mark, self.misnamed = future, unmatched_mark, ""  # (answers.UnmatchedAnswers)
+        self.timed_out_mark = timed_out_mark  # the guest's requests timed out before it was sent (`_alone`)
         self.method = method
         self.timeout_s = timeout_s
         self.hard_s = hard_s
@@ -92,6 +94,7 @@ class GuestConnection(ChildProcess):
         self.first_junk: bytes | None = None  # the first stdout line that was not a message (not_a_guest.py)
         self.completed = 0  # translate/decide requests answered: a guest that did work is not crash-looping
         self._ids = itertools.count(1)
+        self._timed_out = 0  # translate/decide requests that timed out so far
         self._pending: dict[int | str, _Pending] = {}
         self._cancelling: dict[int | str, float] = {}  # cancelled request → when its answer is overdue
         self._cancels_answered = asyncio.Event()  # set while no cancel waits for its answer
@@ -200,7 +203,8 @@ class GuestConnection(ChildProcess):
         timeout = timeout_s if timeout_s is not None else self.options.request_timeout_s
         # the hard cap never cuts a request short of its own timeout (entries × the per-entry one, say)
         hard = hard_timeout_s if hard_timeout_s is not None else max(self.options.hard_timeout_s, timeout)
-        pending = _Pending(loop.create_future(), method, timeout, hard, loop.time(), self._unmatched.count)
+        pending = _Pending(loop.create_future(), method, timeout, hard, loop.time(), self._unmatched.count,
+                           self._timed_out)
         self._pending[request_id] = pending
         self._timer.ensure(min(pending.deadline, pending.hard_deadline))
         self.write(line)
@@ -261,7 +265,8 @@ class GuestConnection(ChildProcess):
         hard = pending.hard_deadline <= pending.deadline
         reason = (f"hit the hard cap of {pending.hard_s:g} s" if hard
                   else f"got no answer or progress within {pending.timeout_s:g} s")
-        alone = self._in_flight() == 1
+        alone = self._in_flight() == 1 and pending.timed_out_mark == self._timed_out  # (`_alone`)
+        self._timed_out += pending.method in _BATCH_REQUESTS
         reason += self._unmatched.cause(pending)  # (an answer that named no request: why it got none)
         pending.future.set_exception(m.BridgeError(m.TIMEOUT, f"{pending.method} request {reason}",
                                                    {"alone": alone}))
@@ -270,6 +275,11 @@ class GuestConnection(ChildProcess):
 
     def _in_flight(self) -> int:
         return sum(1 for p in self._pending.values() if not p.future.done() and p.method in _BATCH_REQUESTS)
+
+    def _alone(self, pending: _Pending, in_flight: int) -> bool:
+        """Whether ``pending`` is the one request the guest failed on: alone in flight, and no other timed out while it
+        was (requests stuck behind one that blocked the guest time out one by one: the last is not alone)."""
+        return in_flight <= 1 and pending.timed_out_mark == self._timed_out
 
     # ---- incoming ------------------------------------------------------------------------------
 
@@ -299,7 +309,7 @@ class GuestConnection(ChildProcess):
                 self._on_request(message.id, message.method)
             return
         if message.id is None and message.error is not None:
-            self._unattributed(message.error)
+            self._unmatched.unattributed(self.label, self._pending, message.error)
             return
         cancelled = message.id in self._cancelling
         if cancelled:
@@ -333,18 +343,6 @@ class GuestConnection(ChildProcess):
         else:
             pending.future.set_exception(m.BridgeError(m.INVALID_REQUEST, f"guest {self.label} sent the {method} "
                                                        "request back instead of answering it"))
-
-    def _unattributed(self, error: m.ErrorObject) -> None:
-        """An error with ``"id": null``: the guest could not read a line (or tell which request it was). The one
-        request in flight fails with it; with several, none can be blamed, and they are left to their deadlines."""
-        waiting = [pending for pending in self._pending.values() if not pending.future.done()]
-        if len(waiting) == 1:
-            waiting[0].future.set_exception(m.BridgeError(error.code, error.message, error.data))
-            return
-        which = (f"which of the {len(waiting)} requests in flight it meant cannot be told (they wait for their "
-                 "deadlines)" if waiting else "no request was in flight")
-        log.warning("%s: the guest answered error %d without a request id; %s: %s", self.label, error.code, which,
-                    error.message)
 
     def _fail_line(self, head: bytes, code: int, message: str) -> None:
         request_id = id_in(head)
@@ -394,7 +392,8 @@ class GuestConnection(ChildProcess):
         return {"exit_code": self.exit_code, "stderr_tail": self.stderr_tail(), "alone": alone}
 
     def _fail_all(self, code: int, message: str, *, closed: bool = False) -> None:
-        data = self._closed_data() if closed else self._failure_data(self._in_flight() <= 1)
+        in_flight = self._in_flight()
         for pending in list(self._pending.values()):
             if not pending.future.done():
+                data = self._closed_data() if closed else self._failure_data(self._alone(pending, in_flight))
                 pending.future.set_exception(m.BridgeError(code, message, data))
