@@ -59,6 +59,20 @@ def test_last_lines_leave_out_the_node_guests_report_of_a_call_it_answered_faile
     assert last_lines(text) == "mt-eval-guest: methodCard() failed: Error: no card / exiting on purpose"
 
 
+def test_last_lines_leave_out_the_whole_report_of_a_failed_call_whose_message_has_several_lines():
+    """Each line of the report carries the kit's name; before, its second line and the frames under it were quoted
+    as if the crash had said them. A kit line after the frames is not part of it."""
+    text = ("mt-eval-guest: translate failed: Error: the service answered 503\n"
+            "mt-eval-guest: retry later\n"
+            "mt-eval-guest:     at Object.translate (translate.js:13:44)\n"
+            "mt-eval-guest: methodCard() failed: Error: no card\n"
+            "mt-eval-guest: decide failed: thrown: 3\n"
+            "mt-eval-guest: still the thrown text\n"
+            "exiting on purpose\n")
+    assert last_lines(text) == ("mt-eval-guest: methodCard() failed: Error: no card / mt-eval-guest: still the thrown "
+                                "text / exiting on purpose")
+
+
 def test_a_tail_cut_in_a_shift_jis_or_gbk_character_shows_no_other_character_for_its_bytes_left():
     """In Shift_JIS the last byte of "デ" is an "f": before, a tail cut after its first byte began "fルが…"; in GBK
     the bytes left of a cut character turned the whole line into other characters ("薹ǘ寥…")."""

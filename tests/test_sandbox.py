@@ -362,13 +362,16 @@ def test_the_guest_in_the_sandbox_sees_no_host_environment(tmp_path: Path, monke
 @needs_sandbox
 def test_sandbox_ro_exposes_an_artifact_read_only_and_the_card_records_it(tmp_path: Path, capsys):
     """A pinned copy of a mirrored dependency outside the plugin that no --sandbox-ro shows is warned of: the method's
-    read of it fails with "No such file or directory", which says nothing of why."""
+    read of it fails with "No such file or directory", which says nothing of why. One the sandbox shows every method
+    (under /usr) is not."""
     artifact = tmp_path / "mirror" / "lexicon.txt"
     artifact.parent.mkdir()
     artifact.write_text("hello=hola\n")
     mirrored = {"id": "lexicon", "kind": "data", "license": "MIT", "access": "mirrored", "source": str(artifact),
                 "redistributable": True, "transferable": True, "pin": "sha256:" + sha256(b"hello=hola\n").hexdigest()}
-    plugin = probe_plugin(tmp_path, "python", dependency_class="O", dependencies=[mirrored])
+    system = {**mirrored, "id": "env", "source": "/usr/bin/env",
+              "pin": "sha256:" + sha256(Path("/usr/bin/env").read_bytes()).hexdigest()}
+    plugin = probe_plugin(tmp_path, "python", dependency_class="O", dependencies=[mirrored, system])
     corpus = small_corpus(tmp_path, 1)
     run_card(tmp_path, "--method", str(plugin), "--corpus", str(corpus), "--sandbox", *actions(f"read:{artifact}"),
              out="hidden")

@@ -105,25 +105,44 @@ def _multi_byte(encoding: str) -> bool:
 _NODE_TRACE_HINT = re.compile(r"\(Use `node --trace-[a-z-]+ \.\.\.` to show where the \w+ was \w+\)")
 
 
-# The Node guest's report of a call it answered as failed, its stack frames indented under it: that call's own error
-# says it, and it explains nothing that happens later (a crash after it would quote the kit's frames).
+# The Node guest's report of a call it answered as failed, each line with the kit's name: its message (one line or
+# more) and the stack frames indented under it. That call's own error says it, and it explains nothing that happens
+# later (a crash after it would quote the kit's frames).
 _CALL_FAILED = re.compile(r"mt-eval-guest: (translate|decide) failed: ")
+_KIT_LINE = "mt-eval-guest: "
 _KIT_FRAME = re.compile(r"mt-eval-guest: \s")
 
 
 def stderr_lines(text: str) -> list[str]:
     """A child's non-blank stderr lines, without Node's hint of how to trace a warning, nor the Node guest's report
-    of a call it answered as failed (`_CALL_FAILED`)."""
-    lines: list[str] = []
-    in_report = False
-    for line in text.splitlines():
+    of a call it answered as failed (`_CALL_FAILED`, `_report_end`)."""
+    lines = text.splitlines()
+    kept: list[str] = []
+    index = 0
+    while index < len(lines):
+        line = lines[index]
         if _CALL_FAILED.match(line):
-            in_report = True
-        elif not (in_report and _KIT_FRAME.match(line)):
-            in_report = False
-            if line.strip() and not _NODE_TRACE_HINT.fullmatch(line.strip()):
-                lines.append(line)
-    return lines
+            index = _report_end(lines, index)
+            continue
+        if line.strip() and not _NODE_TRACE_HINT.fullmatch(line.strip()):
+            kept.append(line)
+        index += 1
+    return kept
+
+
+def _report_end(lines: list[str], start: int) -> int:
+    """Where the report of a failed call that begins at ``start`` ends: after the further lines of its message and the
+    stack frames under them. A kit line after the frames is not part of it, and further lines without frames after
+    them (a thrown string) are left in, as they cannot be told from the kit's other lines."""
+    end = start + 1
+    for index in range(start + 1, len(lines)):
+        if not lines[index].startswith(_KIT_LINE):
+            break
+        if _KIT_FRAME.match(lines[index]):
+            end = index + 1
+        elif end > start + 1:  # (after its frames: another line of the kit's)
+            break
+    return end
 
 
 def telling_lines(text: str, count: int = 5) -> list[str]:

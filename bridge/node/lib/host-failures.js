@@ -53,19 +53,34 @@ export function notStarted(command, cwd, spawnError) {
 // was created)"): a command line for `node`, which a guest's author does not type (mt_eval.child_process drops it too).
 const NODE_TRACE_HINT = /^\(Use `node --trace-[a-z-]+ \.\.\.` to show where the \w+ was \w+\)$/;
 
-// The Node guest's report of a call it answered as failed, its stack frames indented under it: that call's own error
-// says it, and it explains nothing that happens later (mt_eval.child_stderr drops it too).
+// The Node guest's report of a call it answered as failed, each line with the kit's name: its message (one line or
+// more) and the stack frames indented under it. That call's own error says it, and it explains nothing that happens
+// later (mt_eval.child_stderr drops it too).
 const CALL_FAILED = /^mt-eval-guest: (translate|decide) failed: /;
+const KIT_LINE = 'mt-eval-guest: ';
 const KIT_FRAME = /^mt-eval-guest: \s/;
 
 /** A guest's stderr lines without Node's hint of how to trace a warning, nor a report of a call answered failed. */
 function withoutTraceHint(tail) {
-  let inReport = false;
-  return tail.split('\n').filter((line) => {
-    if (CALL_FAILED.test(line)) inReport = true;
-    else if (!(inReport && KIT_FRAME.test(line))) inReport = false;
-    return !inReport && !NODE_TRACE_HINT.test(line.trim());
-  });
+  const lines = tail.split('\n');
+  const kept = [];
+  for (let index = 0; index < lines.length; index++) {
+    if (CALL_FAILED.test(lines[index])) index = reportEnd(lines, index) - 1;
+    else if (!NODE_TRACE_HINT.test(lines[index].trim())) kept.push(lines[index]);
+  }
+  return kept;
+}
+
+// Where the report of a failed call that begins at start ends: after the further lines of its message and the stack
+// frames under them. A kit line after the frames is not part of it, and further lines without frames after them (a
+// thrown string) are left in, as they cannot be told from the kit's other lines.
+function reportEnd(lines, start) {
+  let end = start + 1;
+  for (let index = start + 1; index < lines.length && lines[index].startsWith(KIT_LINE); index++) {
+    if (KIT_FRAME.test(lines[index])) end = index + 1;
+    else if (end > start + 1) break; // (after its frames: another line of the kit's)
+  }
+  return end;
 }
 
 /** The last few stderr lines on one line, for a per-entry error. */

@@ -41,6 +41,15 @@ test('an entry\'s stderr tail leaves out the guest\'s report of an earlier call 
   assert.equal(compactTail(tail), ' | stderr: mt-eval-guest: methodCard() failed: Error: no card / exiting on purpose');
 });
 
+test('an entry\'s stderr tail leaves out the whole report of a failed call whose message has several lines', () => {
+  // before: its second line and the frames under it were quoted as if the crash had said them
+  const tail = ['mt-eval-guest: translate failed: Error: the service answered 503', 'mt-eval-guest: retry later',
+    'mt-eval-guest:     at Object.translate (translate.js:13:44)', 'mt-eval-guest: methodCard() failed: Error: no card',
+    'mt-eval-guest: decide failed: thrown: 3', 'mt-eval-guest: still the thrown text', 'exiting on purpose', ''].join('\n');
+  assert.equal(compactTail(tail), ' | stderr: mt-eval-guest: methodCard() failed: Error: no card / '
+    + 'mt-eval-guest: still the thrown text / exiting on purpose');
+});
+
 test('a stderr tail cut inside a character begins after it, not with a lone surrogate', () => {
   const emoji = '\u{1f600}'; // (two UTF-16 units)
   const compact = compactTail(`${emoji.repeat(600)}x`); // (its last 1,000 units begin with an emoji's second half)

@@ -269,22 +269,22 @@ def prepare(request: RunRequest) -> FairRun:
             fair.close_unused()
             raise FairnessError(f"{exc}. The method was not run: a sandboxed run never falls back to running "
                                 "unconfined (run without --sandbox/--official to evaluate it unconfined)") from exc
-        _say_copies_not_shown(source, asked.sandbox_ro)
+        _say_copies_not_shown(source, fair.sandbox.view.read_only)
     return fair
 
 
-def _say_copies_not_shown(source: PluginSource, exposed: Sequence[str]) -> None:
-    """Warn of each pinned copy of a mirrored dependency kept outside the plugin that no ``--sandbox-ro`` shows: the
-    method cannot read it in the sandbox (it would fail with "No such file or directory", saying nothing of why)."""
+def _say_copies_not_shown(source: PluginSource, shown: Sequence[str]) -> None:
+    """Warn of each pinned copy of a mirrored dependency that the sandbox does not show (``shown``: what it shows
+    read-only, the plugin, its runtime, /usr and each ``--sandbox-ro``): the method cannot read it there (it would
+    fail with "No such file or directory", saying nothing of why)."""
     import sys
 
     from mt_eval.control_chars import escaped_for_terminal
     from mt_eval.pins import pinned_copies
 
-    shown = [Path(path).resolve() for path in exposed]
     for dep_id, path in pinned_copies(source):
         where = path.resolve()
-        if not where.is_relative_to(source.directory.resolve()) and not any(where.is_relative_to(s) for s in shown):
+        if not any(where.is_relative_to(directory) for directory in shown):
             print(escaped_for_terminal(f"mt-eval run: warning: the mirrored dependency {dep_id!r} is at {path}, "
                                        "outside the plugin, where the sandbox does not show it: give --sandbox-ro "
                                        f"{path} to let the method read it"), file=sys.stderr)
