@@ -63,6 +63,11 @@ def test_a_gateway_thread_logs_every_request_of_a_burst(tmp_path: Path):
      "headers are over 64 KiB"),
     (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n" + b"{" * 5000, 413,
      "over the gateway's limit"),
+    # (refused on its Content-Length, the body neither awaited nor invited with a 100 Continue)
+    (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n", 413,
+     "the request body (5,000 bytes, its Content-Length says) is over the gateway's limit"),
+    (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5000\r\n\r\n",
+     413, "the request body (5,000 bytes, its Content-Length says) is over the gateway's limit"),
     (b"DELETE /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 404, "is not a model endpoint"),
     (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 8\r\nConnection: close\r\n\r\nnot json",
      400, "the request body is not a JSON object (JSON is malformed"),

@@ -6,9 +6,10 @@ A connection hands each complete request to the handler, ``handler(request, conn
 streamed (`start_stream`, `write_chunk`, `end_stream`; chunked for HTTP/1.1, delimited by the end of the
 connection for HTTP/1.0), now or later. The connection stays alive as HTTP/1.1 says. Whoever answers later
 may set ``listener`` to hear that the client's connection paused, resumed or went away. Bad input gets its
-HTTP error in OpenAI's JSON shape: 400 for what does not parse, 413 for a body over `MAX_BODY`, 414/431 for
-a target or headers over `MAX_HEAD`, 408 for a request that stops arriving half-way (its head or its body
-shorter than its Content-Length) for `STALL_S`; ``Expect: 100-continue`` is answered.
+HTTP error in OpenAI's JSON shape: 400 for what does not parse, 413 for a body over `MAX_BODY` (as soon as
+its Content-Length says so, before it is sent), 414/431 for a target or headers over `MAX_HEAD`, 408 for a
+request that stops arriving half-way (its head or its body shorter than its Content-Length) for `STALL_S`;
+``Expect: 100-continue`` is answered.
 """
 
 from __future__ import annotations
@@ -214,6 +215,10 @@ class ServerConnection(asyncio.Protocol):
     def on_headers_complete(self) -> None:
         self._partial = "body"
         self._size = 0
+        length = self._headers.get(b"content-length", b"").strip()
+        if length.isdigit() and int(length) > MAX_BODY:  # refused before its body is sent (or invited: 100-continue)
+            raise _Refused(413, f"the request body ({int(length):,} bytes, its Content-Length says) is over the "
+                           f"gateway's limit of {MAX_BODY // (1024 * 1024)} MiB", "request_too_large")
         if self._headers.get(b"expect", b"").lower() == b"100-continue" and self._transport is not None:
             self._transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
 
