@@ -200,6 +200,67 @@ async def test_a_slow_body_that_keeps_coming_and_an_idle_kept_alive_connection_a
         assert len(upstream.requests) == 2
 
 
+async def _trickle(writer: asyncio.StreamWriter, data: bytes, every_s: float) -> None:
+    """Send ``data`` a byte at a time, one every ``every_s``."""
+    for i in range(len(data)):
+        writer.write(data[i:i + 1])
+        await asyncio.sleep(every_s)
+
+
+async def test_a_head_that_trickles_in_gets_a_408_once_it_is_late_however_steadily_it_comes(
+        serve, monkeypatch, tmp_path: Path):
+    """Before: each byte reset the stall's clock, so a client that sent its head a byte every few seconds held the
+    connection for as long as it liked (up to the 64 KiB of a head: days)."""
+    monkeypatch.setattr(gateway_http, "STALL_S", 0.3)
+    monkeypatch.setattr(gateway_http, "HEAD_S", 0.6, raising=False)
+    monkeypatch.setattr(gateway_http, "SWEEP_S", 0.05)
+    async with Upstream(answer) as upstream:
+        _, url = await serve(upstream.base_url)
+        host, port = url.removeprefix("http://").removesuffix("/v1").split(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(HEAD)
+        trickling = asyncio.create_task(_trickle(writer, b"X-Slow: " + b"a" * 2000 + b"\r\n\r\n", 0.05))
+        try:
+            reply = await asyncio.wait_for(reader.read(-1), 5)
+        finally:
+            trickling.cancel()
+            writer.close()
+        assert upstream.requests == []
+    head, _, body = reply.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408 "), head
+    error = json.loads(body)["error"]
+    assert error["code"] == "request_timeout"
+    assert error["message"] == ("the request's head did not arrive in time: 0.6 s after it began, only 25 bytes of its "
+                                "target and headers had come, and not the blank line that ends them: send the whole "
+                                "head at once")  # (25: the target, and Host: x; not the header still coming)
+    [line] = log_lines(tmp_path)
+    assert (line["status"], line["refused"], line["path"]) == (408, error["message"], "/v1/chat/completions")
+
+
+async def test_each_head_on_a_kept_alive_connection_has_its_own_deadline(serve, monkeypatch):
+    """Three heads that each take half the deadline to come, one after the other on one connection: none is late."""
+    monkeypatch.setattr(gateway_http, "STALL_S", 0.3)
+    monkeypatch.setattr(gateway_http, "HEAD_S", 0.6, raising=False)
+    monkeypatch.setattr(gateway_http, "SWEEP_S", 0.05)
+    body = json.dumps(ASK).encode()
+    request_head = HEAD + b"Content-Length: %d\r\n\r\n" % len(body)
+    async with Upstream(answer) as upstream:
+        _, url = await serve(upstream.base_url)
+        host, port = url.removeprefix("http://").removesuffix("/v1").split(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        try:
+            for _ in range(3):
+                await _trickle(writer, request_head[:-8], 0.3 / len(request_head))  # (most of it over 0.3 s)
+                writer.write(request_head[-8:] + body)
+                head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+                assert head.startswith(b"HTTP/1.1 200 "), head
+                length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+                assert json.loads(await reader.readexactly(length)) == ANSWER
+        finally:
+            writer.close()
+        assert len(upstream.requests) == 3
+
+
 async def test_a_model_off_the_allowlist_is_named_as_a_json_string_with_its_quotes_and_controls_escaped(
         serve, tmp_path: Path):
     """Before, the model was written raw between quotes: a quote in it ended the name early, a line break cut the

@@ -8,8 +8,9 @@ connection for HTTP/1.0), now or later. The connection stays alive as HTTP/1.1 s
 may set ``listener`` to hear that the client's connection paused, resumed or went away. Bad input gets its
 HTTP error in OpenAI's JSON shape: 400 for what does not parse, 413 for a body over `MAX_BODY` (as soon as
 its Content-Length says so, before it is sent), 414/431 for a target or headers over `MAX_HEAD`, 408 for a
-request that stops arriving half-way (its head or its body shorter than its Content-Length) for `STALL_S`;
-``Expect: 100-continue`` is answered.
+request that stops arriving half-way (its head or its body shorter than its Content-Length) for `STALL_S`, or whose
+head still lacks its end `HEAD_S` after it began (however steadily its bytes trickle in); ``Expect: 100-continue`` is
+answered.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ MAX_BODY = 32 * 1024 * 1024
 MAX_HEAD = 64 * 1024
 IDLE_S = 75.0  # a kept-alive connection with no request for this long is closed
 STALL_S = 15.0  # a request begun, with no byte of it for this long, is answered 408 (the client will send no more)
-SWEEP_S = 5.0  # how often connections are looked at for both
+HEAD_S = 30.0  # a request's head (request line and headers) not whole this long after it began is answered 408
+# (however steadily it trickles in; counted from the sweep that first sees it begun)
+SWEEP_S = 5.0  # how often connections are looked at for all three (so each may be up to one sweep late)
 _QUEUED = 8  # pipelined requests read ahead before reading pauses
 _REASONS = {status.value: status.phrase.encode() for status in HTTPStatus}
 
@@ -98,6 +101,8 @@ class ServerConnection(asyncio.Protocol):
         self.received = 0  # bytes read on the connection
         self._partial: str | None = None  # what of a request begun has arrived: None between requests, "head", "body"
         self._stall = (0, 0.0)  # (received, when) at the sweep that first saw the request begun get no further
+        # (its headers, when) at the sweep that first saw a head begun: a new dict each request tells heads apart, free
+        self._head_seen: tuple[dict[bytes, bytes] | None, float] = (None, 0.0)
         self.closed = False
         self.idle_since = self._loop.time()
         self.busy = False  # a request is being answered
@@ -170,26 +175,32 @@ class ServerConnection(asyncio.Protocol):
         if self._transport is not None:
             self._transport.close()
 
-    def stalled(self, now: float) -> bool:
-        """Whether a request begun on the connection has had no byte for `STALL_S` (looked at every `SWEEP_S`)."""
+    def overdue(self, now: float) -> str | None:
+        """Why a request begun on the connection is to be answered 408, if it is (looked at every `SWEEP_S`): it has
+        had no byte for `STALL_S`, or its head is not whole `HEAD_S` after it began."""
         if self._partial is None or self.closed:
-            return False
+            return None
         if self._stall[0] != self.received:
             self._stall = (self.received, now)
-            return False
-        return now - self._stall[1] >= STALL_S
-
-    def time_out_request(self) -> None:
-        """Answer a request that stopped arriving half-way with a 408 that says how far it got, and close."""
-        waited = f"and nothing more came for {STALL_S:g} s"
-        if self._partial == "head":
-            message = (f"the request's head stopped arriving before the blank line that ends its headers, {waited}: "
-                       "send the whole request")
-        else:
+        elif now - self._stall[1] >= STALL_S:
+            waited = f"and nothing more came for {STALL_S:g} s"
+            if self._partial == "head":
+                return (f"the request's head stopped arriving before the blank line that ends its headers, {waited}: "
+                        "send the whole request")
             length = self._headers.get(b"content-length", b"").strip()
             announced = f" of the {length.decode('latin-1')} its Content-Length announces" if length.isdigit() else ""
-            message = (f"the request's body stopped arriving after {self._size:,} bytes{announced}, {waited}: send "
-                       "the whole body, with a Content-Length that is its size in bytes")
+            return (f"the request's body stopped arriving after {self._size:,} bytes{announced}, {waited}: send "
+                    "the whole body, with a Content-Length that is its size in bytes")
+        if self._partial == "head" and self._head_seen[0] is not self._headers:
+            self._head_seen = (self._headers, now)
+        elif self._partial == "head" and now - self._head_seen[1] >= HEAD_S:
+            return (f"the request's head did not arrive in time: {HEAD_S:g} s after it began, only {self._size:,} "
+                    "bytes of its target and headers had come, and not the blank line that ends them: send the "
+                    "whole head at once")
+        return None
+
+    def time_out_request(self, message: str) -> None:
+        """Answer a request that is `overdue` with a 408 that says why, and close."""
         self._unreadable(408, message, "request_timeout")
 
     # -- httptools callbacks ----------------------------------------------------------------------------
@@ -348,12 +359,13 @@ class HttpServer:
         return self._server.sockets[0].getsockname()
 
     def _sweep(self) -> None:
-        """Answer the requests that stopped arriving (`STALL_S`), and close the connections idle for `IDLE_S`."""
+        """Answer the requests that stopped arriving (`STALL_S`) or whose head is late (`HEAD_S`), and close the
+        connections idle for `IDLE_S`."""
         loop = asyncio.get_running_loop()
         now = loop.time()
         for connection in list(self._connections):
-            if connection.stalled(now):
-                connection.time_out_request()
+            if (overdue := connection.overdue(now)) is not None:
+                connection.time_out_request(overdue)
             elif not connection.busy and connection.idle_since < now - IDLE_S:
                 connection.close()
         self._sweeper = loop.call_later(SWEEP_S, self._sweep)

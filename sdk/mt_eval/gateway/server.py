@@ -18,7 +18,7 @@ upstream cannot be reached or breaks off, 502 ``upstream_answer_too_large`` for 
 `mt_eval.gateway.relay.MAX_ANSWER` (256 MiB: the rest is not read), 504 ``upstream_timeout`` when it does not
 answer within the policy's ``timeout_s``, 503 ``audit_log_unwritable`` while its log cannot be written (a
 full disk). Every refusal is logged, those the HTTP side makes too (a body over its limit, a request that is
-not HTTP, 408 ``request_timeout`` for one that stopped arriving half-way).
+not HTTP, 408 ``request_timeout`` for one that stopped arriving half-way or whose head came too slowly).
 """
 
 from __future__ import annotations
