@@ -267,7 +267,7 @@ def test_the_printed_next_steps_work_as_printed(tmp_path):
     assert done.returncode == 5, done.stdout + done.stderr  # every step but the last exits 0 (bash -e)
     assert "headline withheld: the gate failed" in done.stdout and "5 scored entries" in done.stdout
     assert "7 passed" in done.stdout and "# fail 0" in done.stdout  # pytest (with the parity test), node --test
-    assert "Buenos días, mi amigo!" in done.stdout and "chrF++" in done.stdout
+    assert "Hola, mi amigo!" in done.stdout and "chrF++" in done.stdout
     assert (tmp_path / "runs" / "first__corpus" / "card.json").is_file() and not (tmp_path / "first" / "runs").exists()
 
 

@@ -94,8 +94,13 @@ def read_answers(file: str, questions: dict[str, Any], refused: list[str]) -> di
     from pathlib import Path
 
     try:
-        data = json.loads(Path(file).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raw = Path(file).read_bytes()
+    except OSError as exc:
+        raise AnswerError(f"--answers {file}: cannot be read: {exc.strerror or exc}; give a JSON file of answers, "
+                          "e.g. a plugin's .mt-eval-answers.json") from exc
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
         raise AnswerError(f"--answers {file}: cannot read it as JSON: {exc}") from exc
     if isinstance(data, dict) and isinstance(data.get("answers"), dict):
         data = data["answers"]
@@ -279,7 +284,7 @@ def next_steps(target: Path, answers: dict[str, Any], report: PluginReport) -> s
     if answers["runtime"] in ("node", "both"):
         lines.append("  node --test")
     if answers["__family"] == "glossary":
-        lines.append(f'  {mt_eval} translate . "Good morning, my friend!"')
+        lines.append(f'  {mt_eval} translate . "Hello, my friend!"')
         lines.append(f"  {mt_eval} run --method . --corpus sample/corpus.jsonl   # scores and a run card, in ../runs/; "
                      "exit 5: too few entries for a headline")
     elif answers["__family"] == "decision":

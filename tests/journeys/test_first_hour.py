@@ -161,7 +161,7 @@ def test_its_printed_next_steps_work_as_printed(clone, my_method):
     assert done.returncode == 5, shown(done)  # bash -e: every step before the last exited 0
     assert "headline withheld: the gate failed" in done.stdout and "5 scored entries" in done.stdout
     assert re.search(r"\b6 passed\b", done.stdout), done.stdout
-    assert "Buenos días, mi amigo!" in done.stdout
+    assert "Hola, mi amigo!" in done.stdout
     assert "chrF++" in done.stdout and "run card     ../runs/my-method__corpus/card.json" in done.stdout
     assert "the corpus sample/corpus.jsonl is inside the method's directory" in done.stderr
     assert not (clone / "my-method" / "runs").exists()
