@@ -342,3 +342,21 @@ def test_parallel_text_on_standard_input_and_its_next_commands(tmp_path: Path):
     assert nexts[0].partition("   # ")[0].split()[-5:] == ["run/card.json", "--source-file", "SRC", "--reference-file",
                                                           "ref.txt"]
     assert nexts[-1] == "  (SRC: the source file the run read from standard input)"
+
+
+def test_parallel_text_from_a_pipe_is_recognised_as_gzip_by_its_bytes_as_a_corpus_from_a_pipe_is(tmp_path: Path):
+    """Before: ``--source-file <(cat dev.eng.gz)`` and ``--source-file - < dev.eng.gz`` were refused as
+    gzip-compressed, while ``--corpus`` and ``translate --file`` read such a pipe; a named file that holds gzip
+    without saying so is still refused, with the name to give it."""
+    sources, references = ("".join(f"{pair[side]}\n" for pair in TEXTS).encode() for side in (0, 1))
+    (tmp_path / "references").write_bytes(gzip.compress(references))  # (no extension: read by its bytes too)
+    with fifo_holding(tmp_path, gzip.compress(sources), "dev.eng") as path:
+        corpus = load_corpus(CorpusSpec(source_file=path, reference_file=tmp_path / "references"))
+    assert [(entry["source"], entry["reference"]) for entry in corpus.entries] == TEXTS
+    shown = subprocess.run([sys.executable, "-m", "mt_eval.cli", "corpus", "show", "--source-file", "-", "--json"],
+                           input=gzip.compress(sources), capture_output=True, timeout=120)
+    assert shown.returncode == 0 and json.loads(shown.stdout)["entries"] == 3, shown.stderr
+    (tmp_path / "dev.spa").write_bytes(gzip.compress(references))
+    with pytest.raises(CorpusError) as refused:
+        load_corpus(CorpusSpec(source_file=tmp_path / "references", reference_file=tmp_path / "dev.spa"))
+    assert "dev.spa: is gzip-compressed (its first bytes say so), not text; name it dev.spa.gz" in str(refused.value)

@@ -105,6 +105,17 @@ def test_the_gateways_log_is_said_to_be_a_regular_file():
     said = " ".join(HELPS["mt-eval gateway"].split())
     assert "a regular file (default gateway.jsonl; a pipe, a socket or a block device is refused)" in said
 
+def test_the_largest_seed_run_help_states_is_one_it_takes():
+    """Before: --help said "at most 2^53", and --seed 9007199254740992 (2^53) was refused as past the largest."""
+    said = " ".join(HELPS["mt-eval run"].split())
+    assert "(default 12345; below 2^53)" in said
+    parser = build_parser()
+    assert parser.parse_args(["run", "--demo", "--seed", str(2 ** 53 - 1)]).seed == 2 ** 53 - 1
+    with contextlib.redirect_stderr(io.StringIO()), pytest.raises(SystemExit) as refused:
+        parser.parse_args(["run", "--demo", "--seed", str(2 ** 53)])
+    assert refused.value.code == 2
+
+
 
 @pytest.fixture(scope="module")
 def demo_state(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -195,7 +195,7 @@ def add_retry_arguments(group: argparse._ArgumentGroup) -> None:
 def add_seed_argument(group: argparse._ArgumentGroup) -> None:
     """--seed: the bootstrap's, also passed to the method (``run``, ``freeze init`` and ``decide run``)."""
     group.add_argument("--seed", type=seed_number, default=12345, metavar="N",
-                       help="bootstrap seed, also passed to the method (default 12345; at most 2^53)")
+                       help="bootstrap seed, also passed to the method (default 12345; below 2^53)")
 
 
 def add_latency_arguments(parser: argparse.ArgumentParser) -> None:
@@ -321,7 +321,7 @@ def non_negative_int(text: str) -> int:
 
 
 def seed_number(text: str) -> int:
-    """An argparse type: a seed, 0 to 2^53 (the integers JSON readers in every runtime hold exactly, so the seed a
+    """An argparse type: a seed, 0 to 2^53 - 1 (the integers JSON readers in every runtime hold exactly, so the seed a
     card or freeze records is the seed read back)."""
     from mt_eval.js_text import SAFE_INTEGER
 

@@ -25,13 +25,13 @@ def read_parallel(source_path: Path, reference_path: Path | None = None, *, alre
     """``already_read``: the source file's text, read before (a pipe can be read only once)."""
     if already_read is not None:
         refuse_stray_carriage_return(already_read)  # (as reading it with lines=True does)
-    source = already_read or read_file(source_path, "source", lines=True)
+    source = already_read or read_file(source_path, "source", lines=True, unnamed=_unnamed(source_path))
     sources = split_lines(source.text)
     files = [CorpusFile(role="source", path=source_path, sha256=source.sha256, lines=len(sources))]
     digest = source.sha256
     references: list[str] | None = None
     if reference_path is not None:
-        reference = read_file(reference_path, "reference", lines=True)
+        reference = read_file(reference_path, "reference", lines=True, unnamed=_unnamed(reference_path))
         references = split_lines(reference.text)
         files.append(CorpusFile(role="reference", path=reference_path, sha256=reference.sha256,
                                 lines=len(references)))
@@ -52,6 +52,13 @@ def read_parallel(source_path: Path, reference_path: Path | None = None, *, alre
     return Corpus(path=source_path, name=display_name(source_path), sha256=digest, entries=entries,
                   format="parallel", ids_from="line numbers", lines=list(range(1, len(entries) + 1)), files=files,
                   references=references is not None)
+
+
+def _unnamed(path: Path) -> bool:
+    """A file whose name cannot say it is compressed — a pipe or standard input (``--source-file -``,
+    ``<(zcat dev.eng.gz)``), or a name without extension — so gzip is recognised by its first bytes, as a corpus
+    read by its content is; a named file holding gzip (``dev.eng``) is refused, with ``.gz`` to add to its name."""
+    return not Path(path.name).suffix or not path.is_file()
 
 
 def parallel_sha256(source_sha256: str, reference_sha256: str) -> str:
