@@ -178,6 +178,19 @@ def test_resume_runs_again_a_check_that_could_not_run(tmp_path):
     assert again == record  # (a check that ran is reused)
 
 
+def test_a_resume_that_skips_the_check_keeps_what_an_earlier_session_found(tmp_path):
+    """Before, `--resume --no-contamination-check` recorded the check as not run on the card, though the first
+    session had run it on the same code and corpus."""
+    corpus = run_corpus()
+    found = run_check.check_for_run(CAREFUL, corpus, tmp_path, code_sha256="c", enabled=True, reuse=False, quiet=True)
+    assert found.status == "clean"
+    kept = run_check.check_for_run(CAREFUL, corpus, tmp_path, code_sha256="c", enabled=False, reuse=True, quiet=True)
+    assert kept == found
+    for skipped in (dict(code_sha256="c", reuse=False), dict(code_sha256="edited", reuse=True)):  # (nothing to keep)
+        record = run_check.check_for_run(CAREFUL, corpus, tmp_path, enabled=False, quiet=True, **skipped)
+        assert record.status == "not-run" and record.reasons == ["skipped with --no-contamination-check"]
+
+
 # a check stopped once its planted control has copied the bundle: it says where the copy is, then waits
 CHECK_WAITING_IN_ITS_CONTROL = """
 import sys, time

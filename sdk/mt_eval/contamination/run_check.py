@@ -34,20 +34,21 @@ def check_for_run(method_dir: Path, corpus: Any, run_dir: Path, *, code_sha256: 
                   quiet: bool, stream: TextIO | None = None) -> ContaminationRecord:
     """The record for the run card: the check of the bundle against the run's ``corpus`` (a
     `mt_eval.corpus.Corpus`, all of it, as the run read it), or not-run. With ``reuse`` (a resumed run),
-    the result saved in the run directory for the same code and corpus."""
+    the result saved in the run directory for the same code and corpus, also when this session skips the check
+    (``enabled`` false): a resume does not erase what an earlier session found."""
     corpus_sha256 = corpus.sha256
     stream = stream or sys.stderr
-    if not enabled:
-        return not_run("skipped with --no-contamination-check")
     saved_path = run_dir / RESULT_FILE
     try:
-        saved = msgspec.json.decode(saved_path.read_bytes(), type=_Saved)
+        saved = msgspec.json.decode(saved_path.read_bytes(), type=_Saved) if reuse else None
         # (a check that could not run or failed is tried again: what stopped it may be fixed since)
-        if reuse and (saved.code_sha256, saved.corpus_sha256) == (code_sha256, corpus_sha256) and \
+        if saved is not None and (saved.code_sha256, saved.corpus_sha256) == (code_sha256, corpus_sha256) and \
                 saved.record.status != "not-run":
             return saved.record
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         pass
+    if not enabled:
+        return not_run("skipped with --no-contamination-check")
     from mt_eval.contamination.corpora import CorpusUnreadable, texts_of
     from mt_eval.contamination.engine import CheckError, check_bundle
     from mt_eval.contamination.render import progress_printer
