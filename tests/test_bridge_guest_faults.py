@@ -1,9 +1,11 @@
 """The Python host against a config every entry shares and a guest that closes its input: each is one failure,
-found at once, not one found entry by entry or at a request's deadline."""
+found at once, not one found entry by entry or at a request's deadline; a config given to a call that does not fit
+is refused before anything is sent."""
 
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 import textwrap
 import time
@@ -14,6 +16,7 @@ import pytest
 from mt_eval.bridge.connection import GuestConnection, HostOptions
 from mt_eval.bridge.method import BridgeMethod
 from mt_eval.bridge.runtimes import node_command
+from mt_eval.records import RunConfig
 
 REVERSE = Path(__file__).parent / "fixtures" / "reverse"
 CONFIG = {"source_lang": "eng", "target_lang": "spa"}
@@ -27,18 +30,24 @@ def entries(*sources: object) -> list[dict[str, object]]:
 
 
 @pytest.fixture
-def translate_requests(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """How many entries each translate request carried, as the host sent them."""
-    sent: list[int] = []
+def batches_sent(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[int]]:
+    """How many entries each translate request carried, and rows each decide request, as the host sent them."""
+    sent: dict[str, list[int]] = {"translate": [], "decide": []}
     request = GuestConnection.request
 
     async def counted(self: GuestConnection, method: str, params: object, **kwargs: object) -> object:
-        if method == "translate":
-            sent.append(len(params["entries"]))  # type: ignore[index]
+        if method in sent:
+            sent[method].append(len(params["entries" if method == "translate" else "rows"]))  # type: ignore[index]
         return await request(self, method, params, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(GuestConnection, "request", counted)
     return sent
+
+
+@pytest.fixture
+def translate_requests(batches_sent: dict[str, list[int]]) -> list[int]:
+    """How many entries each translate request carried, as the host sent them."""
+    return batches_sent["translate"]
 
 
 @pytest.mark.parametrize("runtime", sorted(GUESTS))
@@ -46,7 +55,8 @@ async def test_an_invalid_config_fails_every_entry_at_once_with_the_guests_messa
     method = BridgeMethod(GUESTS[runtime](), options=FAST, label=f"reverse-{runtime}")
     try:
         await method.start()  # (initialize without a config: a request's own is the only one)
-        results = await method.translate(entries(*"abcdefgh"), {**CONFIG, "seed": "x"})
+        # (a RunConfig is sent as it is: one built with a seed that is no integer reaches the guest)
+        results = await method.translate(entries(*"abcdefgh"), RunConfig(**CONFIG, seed="x"))  # type: ignore[arg-type]
         errors = {r["error"] for r in results}
         assert len(errors) == 1 and errors.pop().startswith("invalid config: $.seed: "), results
         assert [r["predicted"] for r in results] == [None] * 8
@@ -59,6 +69,50 @@ async def test_an_invalid_config_fails_every_entry_at_once_with_the_guests_messa
         assert [r["predicted"] for r in split] == ["spa:ba", None, "spa:dc"]
         assert split[1]["error"].startswith("params.entries[0].source must be a string")
         assert method.restarts == 0
+    finally:
+        await method.aclose()
+
+
+NOT_RUN_CONFIGS = [
+    ({**CONFIG, "source_lang": 5}, "invalid config: $.source_lang: expected a string, got the number 5"),
+    ({**CONFIG, "target_lang": ""}, 'invalid config: $.target_lang: "" is not a language code'),
+    ({**CONFIG, "temprature": 0.3}, 'invalid config: $.temprature: unknown field "temprature"'),
+    ({**CONFIG, "timeout_s": -1}, "invalid config: $.timeout_s: must be > 0, got -1"),
+    ("eng-spa", 'invalid config: expected an object, got the string "eng-spa"'),
+    ([CONFIG], "invalid config: expected an object, got an array"),
+]
+ROWS = [{"id": "r1", "state": {}, "questions": {"n": {"type": "noul", "instructions": "?"}}}]
+
+
+async def test_a_config_given_to_translate_or_decide_that_does_not_fit_is_refused_unsent_as_by_the_node_host(
+        batches_sent):
+    method = BridgeMethod(GUESTS["python"](), options=FAST, label="reverse-python")
+    try:
+        await method.start(CONFIG)
+        pid = method._connection.pid  # type: ignore[union-attr]
+        without_pair = ({"temperature": 0}, 'invalid config: $.source_lang: required field "source_lang" is missing')
+        for config, message in [*NOT_RUN_CONFIGS, without_pair]:
+            with pytest.raises(TypeError) as refused:
+                await method.translate(entries("ab", "cd"), config)
+            assert str(refused.value) == message, config
+        for config, message in NOT_RUN_CONFIGS:
+            with pytest.raises(TypeError, match="^" + re.escape(message) + "$"):
+                await method.decide(ROWS, config)
+        assert batches_sent == {"translate": [], "decide": []}  # nothing sent
+        assert (method._connection.pid, method.restarts) == (pid, 0)  # type: ignore[union-attr]
+        # the same guest takes a config that fits, given again or its own; and a dict refused, once it is fixed
+        fits = {**CONFIG, "temperature": 0}
+        assert [r["predicted"] for r in await method.translate(entries("ab"), fits)] == ["spa:ba"]
+        assert [r["predicted"] for r in await method.translate(entries("cd"), fits)] == ["spa:dc"]
+        assert [r["predicted"] for r in await method.translate(entries("ef"), None)] == ["spa:fe"]
+        fixed = {**CONFIG, "source_lang": 5}
+        with pytest.raises(TypeError, match=r"^invalid config: \$\.source_lang: "):
+            await method.translate(entries("gh"), fixed)
+        fixed["source_lang"] = "eng"
+        assert [r["predicted"] for r in await method.translate(entries("gh"), fixed)] == ["spa:hg"]
+        assert "answers" in (await method.decide(ROWS, {"temperature": 0}))[0]
+        assert batches_sent == {"translate": [1, 1, 1, 1], "decide": [1]}
+        assert (method._connection.pid, method.restarts) == (pid, 0)  # type: ignore[union-attr]
     finally:
         await method.aclose()
 

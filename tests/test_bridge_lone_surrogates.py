@@ -52,9 +52,9 @@ async def test_the_entry_fails_at_once_and_the_others_are_translated(runtime, ca
             "the entry's \"note\" is not valid Unicode (surrogates not allowed at position 1)"]
         assert results[1]["predicted"] == "spa:cba"
         assert method._connection._pending == {}  # no request is left waiting for an answer
-        bad_config = {**CONFIG, "prompt": "\ud800"}
+        bad_config = {**CONFIG, "model": "\ud800"}
         assert [r["error"] for r in await method.translate(batch[1:2], bad_config)] == [
-            "the config's \"prompt\" is not valid Unicode (surrogates not allowed at position 0)"]
+            "the config's \"model\" is not valid Unicode (surrogates not allowed at position 0)"]
     finally:
         await method.aclose()
     del method

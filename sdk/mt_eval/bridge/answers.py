@@ -4,14 +4,16 @@ The usual answer — every entry answered once, in order, in the schema's shape 
 as it is; anything else goes through `mt_eval.results`, item by item, so a malformed result fails its own entry
 and no other. An answer without a ``results`` list raises `WithoutResults`: the request failed as a whole, and
 the host splits it to find the entry it concerns, as for a line it could not read. A translate answer's
-``latency_s`` (bridge/PROTOCOL.md, *Results*) is given to each result whose own latency is 0.
+``latency_s`` (bridge/PROTOCOL.md, *Results*) is given to each result whose own latency is 0. The batched requests
+themselves are here too (`RequestKind`: `TRANSLATE`, `DECIDE`), with what is wrong with a batch a caller gave.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -20,7 +22,7 @@ from mt_eval.bridge import messages as m
 from mt_eval.bridge.lines import id_in
 from mt_eval.lone_surrogates import MESSAGE_LIMIT
 from mt_eval.records import TranslationResult, result_problem, with_capped_error
-from mt_eval.results import NOT_A_RESULT, ResultNotes, parse_returned, results_for, unusable
+from mt_eval.results import NOT_A_RESULT, ResultNotes, error_result, parse_returned, results_for, unusable
 from mt_eval.value_words import value_in_words
 
 log = logging.getLogger("mt_eval.bridge")
@@ -176,6 +178,43 @@ def _share_latency(returned: list[Any], latency_s: Any) -> None:
 
 def _at_zero(latency_s: Any) -> bool:
     return latency_s is None or (type(latency_s) in (int, float) and latency_s == 0)
+
+
+def _entry_error(entry_id: str, error: str) -> dict[str, Any]:
+    return msgspec.to_builtins(error_result(entry_id, error))  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class RequestKind:
+    """A request that carries a batch: its name, the params key of the batch, how results come back, and what is
+    wrong with a batch a caller gave (in the words a guest refuses it with, named as ``where`` says)."""
+
+    request: str
+    key: str
+    owner: str  # what an item is called in messages: "entry", "row"
+    match: Callable[[list[dict[str, Any]], msgspec.Raw, str, ResultNotes], list[dict[str, Any]]]
+    fail: Callable[[str, str], dict[str, Any]]
+    problem: Callable[[Any, str], str | None]
+
+
+def _rows_problem(rows: Any, where: str) -> str | None:
+    from mt_eval.decisions.records import rows_problem
+
+    return rows_problem(list(rows) if isinstance(rows, tuple) else rows, where)
+
+
+TRANSLATE = RequestKind("translate", "entries", "entry", match_results, _entry_error, m.entries_problem)
+DECIDE = RequestKind("decide", "rows", "row", match_decisions, lambda row_id, error: {"id": row_id, "error": error},
+                     _rows_problem)
+
+
+def refuse_unshaped(kind: RequestKind, items: Any) -> None:
+    """`TypeError` saying how ``items``, the entries or rows a failed call was given, break the protocol's rules,
+    when they do, in place of the error the call ended in: a guest's words for them, without its ``params.``
+    (`messages.entries_problem`, `mt_eval.decisions.records.rows_problem`)."""
+    problem = kind.problem(items, kind.key)
+    if problem is not None:
+        raise TypeError(problem)
 
 
 class UnmatchedAnswers:

@@ -5,6 +5,7 @@ protocol's shape."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
@@ -89,8 +90,7 @@ def run_config(given: Any) -> RunConfig:
         config = copy.copy(known)
         config.params = given.get("params", {})
         return config
-    if type(given) is dict:  # its integers as a Node guest reads them: 2.0 is 2
-        given = {key: js_whole(value) if key in _INTEGER_FIELDS else value for key, value in given.items()}
+    given = _read_as_node(given)
     try:
         config = msgspec.convert(given, RunConfig)
     except msgspec.ValidationError as exc:
@@ -98,6 +98,27 @@ def run_config(given: Any) -> RunConfig:
     _last_config.clear()
     _last_config[key] = msgspec.convert(given, RunConfig)  # a copy of its own: the method may change `config`
     return config
+
+
+def _read_as_node(given: Any) -> Any:
+    """A config's integers as a Node guest reads them: 2.0 is 2."""
+    if type(given) is not dict:
+        return given
+    return {key: js_whole(value) if key in _INTEGER_FIELDS else value for key, value in given.items()}
+
+
+def config_refusal(config: Any, *, decides: bool = False) -> str | None:
+    """Why a guest refuses ``config`` for a translate request (a decide request with ``decides``), in its words
+    (`config_problem`); None when it fits. A host asks before sending it."""
+    from mt_eval.decisions.records import DecisionConfig
+
+    kind = DecisionConfig if decides else RunConfig
+    given = _read_as_node(dict(config) if isinstance(config, Mapping) else config)
+    try:
+        msgspec.convert(given, kind)
+    except msgspec.ValidationError:
+        return config_problem(given, kind)
+    return None
 
 
 def config_problem(config: Any, kind: type[RunConfig] = RunConfig) -> str:

@@ -14,6 +14,9 @@ get per-entry errors and every other entry keeps its result. The entries a failu
 - an entry (or row) whose text no guest can read — a lone surrogate — fails at once with where it is, and the
   others are sent (`mt_eval.lone_surrogates`).
 
+A config given to ``translate`` or ``decide`` that the guest would refuse (``invalid config: $.field: …``) is a
+`TypeError` in those words, and nothing is sent: the guest serves the next call.
+
 A guest that died is restarted on the next request, within a crash-loop budget (`HostOptions.restart_budget` restarts
 per `restart_window_s`; a guest that completed work before it died is not crash-looping and costs nothing). A guest
 that never started — its method does not load, it exits or does not answer initialize — is not retried: every later
@@ -28,16 +31,15 @@ import asyncio
 import logging
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
 import msgspec
 
-from mt_eval import results
 from mt_eval.bridge import messages as m
-from mt_eval.bridge.answers import WithoutResults, match_decisions, match_results
+from mt_eval.bridge.answers import DECIDE, TRANSLATE, RequestKind, WithoutResults, refuse_unshaped
 from mt_eval.bridge.connection import GuestConnection, HostOptions
+from mt_eval.bridge.guest_requests import config_refusal
 from mt_eval.bridge.slots import Slots
 from mt_eval.bridge.start_failures import with_slow_start_fix
 from mt_eval.child_policy import RestartBudget, SoloGate
@@ -50,10 +52,6 @@ from mt_eval.results import ResultNotes
 
 log = logging.getLogger("mt_eval.bridge")
 _GUEST_LOST = (m.GUEST_EXITED, m.TIMEOUT)  # the guest crashed, hung or was stopped
-
-
-def error_result(entry_id: str, error: str) -> dict[str, Any]:
-    return msgspec.to_builtins(results.error_result(entry_id, error))  # type: ignore[no-any-return]
 
 
 def split_fix(message: str) -> tuple[str, str | None]:
@@ -112,6 +110,7 @@ class BridgeMethod:
         self._started_once = self._closed_by_caller = False  # (closed: `aclose` ended the guest, it did not die)
         self._loop: asyncio.AbstractEventLoop | None = None  # the event loop its guest was started on
         self.result_notes = ResultNotes()  # what was changed to accept the results (`mt_eval.results`)
+        self._fitting: dict[str, Any] = {}  # per request: the config its last call was given, which fits it
 
     @property
     def info(self) -> m.InitializeResult | None:
@@ -200,10 +199,10 @@ class BridgeMethod:
             if info is not None and sent and "translate" in info.implements and (
                     info.capabilities.max_batch is None or len(sent) <= info.capabilities.max_batch):
                 # The usual call, to a running guest in one request: straight to it, one coroutine less.
-                return await self._run_batch(TRANSLATE, sent, _builtins(config))
+                return await self._run_batch(TRANSLATE, sent, self._sendable(TRANSLATE, config))
             return await self._request_all(TRANSLATE, sent, config)
         except (KeyError, TypeError, ValueError, AttributeError):
-            _refuse_unshaped(TRANSLATE, entries)  # (looked at only once a call failed)
+            refuse_unshaped(TRANSLATE, entries)  # (looked at only once a call failed)
             raise
 
     async def decide(self, rows: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
@@ -213,13 +212,13 @@ class BridgeMethod:
         try:
             return await self._request_all(DECIDE, rows, config)
         except (KeyError, TypeError, ValueError, AttributeError):
-            _refuse_unshaped(DECIDE, rows)
+            refuse_unshaped(DECIDE, rows)
             raise
 
     async def _request_all(self, kind: RequestKind, items: list[dict[str, Any]], config: Any
                            ) -> list[dict[str, Any]]:
         """Send ``items`` in requests of at most ``max_batch`` each; a failed request fails only its items."""
-        config = _builtins(config)
+        config = self._sendable(kind, config)
         if not items:
             return []
         connection = self._connection
@@ -302,6 +301,19 @@ class BridgeMethod:
         except m.BridgeError as exc:
             return [kind.fail(str(item["id"]), per_entry_error(exc)) for item in items]
 
+    def _sendable(self, kind: RequestKind, config: Any) -> Any:
+        """``config`` as it is sent: `TypeError` in the guest's words for a dict (or other value) that does not fit
+        ``kind``, as it would refuse it, before anything is sent (`guest_requests.config_refusal`); a Struct, or the
+        dict the last call was given, is taken as it is."""
+        if config is None or config is self._fitting.get(kind.request):
+            return config
+        if isinstance(config, msgspec.Struct):
+            return msgspec.to_builtins(config)
+        if problem := config_refusal(config, decides=kind is DECIDE):
+            raise TypeError(problem)
+        self._fitting[kind.request] = config
+        return config
+
     def _timeout_for(self, config: Any, entries: int) -> float:
         """A request's deadline: the config's ``timeout_s`` per entry, else the host's request timeout."""
         per_entry = config.get("timeout_s") if type(config) is dict or isinstance(config, Mapping) else None
@@ -344,39 +356,6 @@ class BridgeMethod:
         if self._connection is not None:
             self._closed_by_caller = True
             await self._connection.aclose()
-
-
-@dataclass(frozen=True)
-class RequestKind:
-    """A request that carries a batch: its name, the params key of the batch, how results come back, and what is
-    wrong with a batch a caller gave (in the words a guest refuses it with, named as ``where`` says)."""
-
-    request: str
-    key: str
-    owner: str  # what an item is called in messages: "entry", "row"
-    match: Callable[[list[dict[str, Any]], msgspec.Raw, str, ResultNotes], list[dict[str, Any]]]
-    fail: Callable[[str, str], dict[str, Any]]
-    problem: Callable[[Any, str], str | None]
-
-
-def _rows_problem(rows: Any, where: str) -> str | None:
-    from mt_eval.decisions.records import rows_problem
-
-    return rows_problem(list(rows) if isinstance(rows, tuple) else rows, where)
-
-
-TRANSLATE = RequestKind("translate", "entries", "entry", match_results, error_result, m.entries_problem)
-DECIDE = RequestKind("decide", "rows", "row", match_decisions, lambda row_id, error: {"id": row_id, "error": error},
-                     _rows_problem)
-
-
-def _refuse_unshaped(kind: RequestKind, items: Any) -> None:
-    """`TypeError` saying how ``items``, the entries or rows a failed call was given, break the protocol's rules,
-    when they do, in place of the error the call ended in: a guest's words for them, without its ``params.``
-    (`messages.entries_problem`, `mt_eval.decisions.records.rows_problem`)."""
-    problem = kind.problem(items, kind.key)
-    if problem is not None:
-        raise TypeError(problem)
 
 
 def _without_gold(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
