@@ -116,6 +116,18 @@ def test_the_largest_seed_run_help_states_is_one_it_takes():
     assert refused.value.code == 2
 
 
+def test_translate_says_it_translates_the_texts_given_and_then_those_of_its_file(tmp_path: Path):
+    """Before: given both, it translated both, the arguments first, and --help said neither."""
+    said = " ".join(HELPS["mt-eval translate"].split())
+    assert "translate the sentences given as arguments and those of --file FILE (the arguments first)" in said
+    assert "read the sentences from FILE, one per line (-: standard input), translated after any TEXT" in said
+    sentences = tmp_path / "in.txt"
+    sentences.write_text("Thank you\n", encoding="utf-8")
+    both = subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", str(REPO / "examples" / "lexicon-eng-spa"),
+                           "The cat.", "--file", str(sentences)], capture_output=True, text=True, timeout=60)
+    assert (both.returncode, both.stdout) == (0, "El gato.\nGracias\n"), both.stderr
+
+
 
 @pytest.fixture(scope="module")
 def demo_state(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -241,3 +241,36 @@ def test_a_process_a_command_guest_detached_before_it_crashed_is_ended_and_named
         for pid in processes_marked(marker):
             with contextlib.suppress(OSError):
                 os.kill(int(pid), signal.SIGKILL)
+
+
+DAEMONISES_AND_CRASHES = DETACHES_AND_CRASHES.replace(
+    'subprocess.Popen(["sleep", "600"], start_new_session=True, stdout=subprocess.DEVNULL)',
+    'subprocess.run(["sh", "-c", "setsid sleep 600 < /dev/null > /dev/null 2>&1 &"], check=True)')
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a child subreaper is a Linux feature")
+def test_a_process_a_checked_guest_daemonised_before_it_crashed_is_ended_and_named(tmp_path: Path):
+    """Before: `mt-eval bridge check` adopted it (its guests are started as every child process is) but did not end
+    what it had adopted, as the commands that load a method do, so it ran on after the check had ended."""
+    from process_support import marked_environment, processes_marked
+
+    assert DAEMONISES_AND_CRASHES != DETACHES_AND_CRASHES
+    (tmp_path / "guest.py").write_text(DAEMONISES_AND_CRASHES)
+    vectors = tmp_path / "vectors"
+    vectors.mkdir()
+    (vectors / "translate.json").write_bytes(
+        (Path(__file__).parents[1] / "bridge" / "vectors" / "conformance" / "translate.json").read_bytes())
+    marker, environment = marked_environment()
+    try:
+        done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "bridge", "check", "--vectors", str(vectors), "--",
+                               sys.executable, str(tmp_path / "guest.py")], capture_output=True, text=True,
+                              env=environment, timeout=120)
+        assert done.returncode == 1, done.stderr
+        assert "FAIL  translate" in done.stdout and "exited with code 3" in done.stdout
+        assert re.search(r"mt-eval bridge: warning: 1 process started in this command was still running at its end "
+                         r"\(pid \d+: sleep 600\)", done.stderr), done.stderr
+        assert processes_marked(marker) == []
+    finally:
+        for pid in processes_marked(marker):
+            with contextlib.suppress(OSError):
+                os.kill(int(pid), signal.SIGKILL)

@@ -237,6 +237,22 @@ def test_file_dash_reads_standard_input_as_the_file_dev_stdin_is_read(tmp_path: 
     assert "read the sentences from FILE, one per line (-: standard input)" in helped.stdout
 
 
+def test_gzip_on_plain_standard_input_is_refused_naming_file_dash_which_reads_it(tmp_path: Path):
+    """Before: plain standard input holding gzip was said to look "like UTF-16 or a binary file"."""
+    import gzip
+
+    method = str(plugin(tmp_path, SLOW_BY_NUMBER))
+    packed = gzip.compress(b"0\n\n1\n")
+    plain = subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", method], input=packed,
+                           capture_output=True, timeout=60)
+    assert (plain.returncode, plain.stdout) == (2, b""), plain.stderr
+    assert plain.stderr.decode() == ("mt-eval translate: standard input: gzip-compressed (its first bytes say so), "
+                                     "not text: use --file - (or zcat)\n")
+    dash = subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", method, "--file", "-"], input=packed,
+                          capture_output=True, timeout=60)
+    assert (dash.returncode, dash.stdout) == (0, b"ES 0\n\nES 1\n"), dash.stderr
+
+
 @pytest.mark.parametrize("command", ["translate", "serve"])
 def test_a_plugin_that_cannot_load_is_said_in_the_command_s_own_name(tmp_path: Path, command: str):
     """Before, translate and serve said it bare ("cannot load method plugin …"), as no other failure of theirs."""

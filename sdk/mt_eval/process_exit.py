@@ -39,20 +39,22 @@ def guard_process_exit() -> None:
 
 
 adopts_orphans = False  # set by the mt-eval program (`mt_eval.cli.console_main`), whose end ends what is left running
+adopted_orphans = False  # this process became their subreaper: its end must end what it adopted (`adopt_orphans`)
 
 
 def adopt_orphans() -> None:
     """In the mt-eval program, from now on: a process that plugin code daemonises (it forks, the child calls
-    ``setsid``, the parent exits) is reparented to this process rather than to init (Linux's child subreaper), so the
-    program's end (`mt_eval.cli.leftovers.leave`) finds it among its children and ends it with the others, as it
-    does whatever else plugin code left running. Elsewhere, and where prctl is missing, nothing changes."""
-    global adopts_orphans
+    ``setsid``, the parent exits) — or a guest program does — is reparented to this process rather than to init
+    (Linux's child subreaper), so the program's end (`mt_eval.cli.leftovers.leave`) finds it among its children and
+    ends it with the others, as it does whatever else plugin code left running. Elsewhere, and where prctl is
+    missing, nothing changes."""
+    global adopts_orphans, adopted_orphans
     if not adopts_orphans or not sys.platform.startswith("linux"):
         return
     adopts_orphans = False  # (once)
     try:
         import ctypes
 
-        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+        adopted_orphans = ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
     except (OSError, AttributeError):
         pass

@@ -47,7 +47,10 @@ class VectorOutcome:
 async def run_vector(vector: Mapping[str, Any], command: Sequence[str], *, cwd: str | None = None,
                      env: Mapping[str, str] | None = None, step_timeout_s: float = STEP_TIMEOUT_S) -> VectorOutcome:
     """Run one transcript against a fresh guest process."""
+    from mt_eval.process_exit import adopt_orphans
+
     outcome = VectorOutcome(vector["name"], vector.get("description", ""))
+    adopt_orphans()  # (what the guest daemonises is ended at the program's end, as a method's is)
     try:
         process = await asyncio.create_subprocess_exec(
             *command, cwd=cwd, env=dict(env) if env is not None else None, start_new_session=True,

@@ -163,7 +163,8 @@ def console_main() -> NoReturn:
     except KeyboardInterrupt:  # (while the options were read, which imports what the command needs: a few 100 ms)
         print("\nmt-eval: interrupted before the command started; nothing was done", file=sys.stderr)
         status = 130
-    if "mt_eval.plugin_import" in sys.modules or "mt_eval.extensions" in sys.modules:  # a method's code ran here
+    # a method's code ran here, or a program the command started (`bridge check`'s guests) may have left orphans
+    if "mt_eval.plugin_import" in sys.modules or "mt_eval.extensions" in sys.modules or process_exit.adopted_orphans:
         from mt_eval.cli.leftovers import leave
 
         command = next((word for word in sys.argv[1:] if not word.startswith("-")), None)

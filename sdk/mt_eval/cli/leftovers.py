@@ -8,7 +8,8 @@ process it started (SIGTERM, then SIGKILL after `GRACE_S`; read from /proc, `mt_
 one warning line; and when Python's own shutdown is still waiting for
 a thread `GRACE_S` later, a line names the thread and the process exits without it. Nothing the command did is
 lost: its files are written and its output flushed before either happens. Only the ``mt-eval`` program does this
-(`mt_eval.cli.console_main`), and only when a method's code (or an extension's) was imported into it;
+(`mt_eval.cli.console_main`), and only when a method's code (or an extension's) was imported into it or it
+adopted what a program it started detached (`mt_eval.process_exit.adopt_orphans`: a guest of ``bridge check``);
 ``mt_eval.cli.main`` called in a process of one's own leaves it alone.
 """
 

@@ -28,15 +28,14 @@ SHOWS_GUEST_OUTPUT = True  # what a method in a bridge guest writes to stderr is
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = ("Load a method plugin and translate the sentences given as arguments, or one sentence "
-                          "per line of standard input (UTF-8). Each translation is printed on a line of its own, "
-                          "[error] … or [declined] … in its place when the method failed on it or declined it (the "
-                          "method's message with its control characters escaped), as soon as it and the lines before "
-                          "it are done (sent at most 16 at a time, 8 calls at once). On a terminal, the control and "
-                          "invisible characters of a translation are shown escaped (ESC as \\x1b, U+202E as "
-                          "\\u202e; in --json as JSON escapes), tabs kept; piped or redirected, it is written as the "
-                          "method gave it. "
-                          "Ctrl-C keeps the lines printed.")
+    parser.description = ("Load a method plugin and translate the sentences given as arguments and those of --file "
+                          "FILE (the arguments first), or one sentence per line of standard input (UTF-8). Each "
+                          "translation is printed on a line of its own, [error] … or [declined] … in its place when "
+                          "the method failed on it or declined it (the method's message with its control characters "
+                          "escaped), as soon as it and the lines before it are done (sent at most 16 at a time, 8 "
+                          "calls at once). On a terminal, the control and invisible characters of a translation are "
+                          "shown escaped (ESC as \\x1b, U+202E as \\u202e; in --json as JSON escapes), tabs kept; "
+                          "piped or redirected, it is written as the method gave it. Ctrl-C keeps the lines printed.")
     parser.add_argument("plugin", type=path_operand, metavar="DIR", help="plugin directory")
     parser.add_argument("texts", nargs="*", metavar="TEXT",
                         help="sentences (default: the lines of stdin, split on LF only; a blank line is printed "
@@ -45,10 +44,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="language pair, quoted ('eng>spa') or as eng:spa (default: the method's first "
                              "supported pair)")
     parser.add_argument("--file", "-f", type=named_path, metavar="FILE",
-                        help="read the sentences from FILE, one per line (-: standard input), or the sources of a "
-                             ".json, .jsonl or .tsv corpus (read and sent as mt-eval run does: an empty source too, a "
-                             "negative control in the pair it names); a pipe or a name without extension is a JSON "
-                             "corpus when it begins with [ or {, a TSV one with --columns, else text")
+                        help="read the sentences from FILE, one per line (-: standard input), translated after any "
+                             "TEXT, or the sources of a .json, .jsonl or .tsv corpus (read and sent as mt-eval run "
+                             "does: an empty source too, a negative control in the pair it names); a pipe or a name "
+                             "without extension is a JSON corpus when it begins with [ or {, a TSV one with --columns, "
+                             "else text")
     parser.add_argument("--columns", metavar="NAMES",
                         help="with --file: a .tsv corpus's columns, comma-separated, e.g. id,source,reference")
     parser.add_argument("--accept-doubt", action="append", default=[], type=doubt_code, metavar="CODE",
@@ -362,6 +362,8 @@ def utf8_lines(data: bytes) -> list[str]:
     """The lines of UTF-8 text, split on LF only (a CRLF's CR dropped; U+2028 or a form feed stays in its line,
     as the corpus reader keeps it), blank ones included; ValueError naming the line of the first byte that is not
     UTF-8."""
+    if data[:2] == b"\x1f\x8b":  # (plain stdin is UTF-8 text only; --file - reads it as --source-file is read)
+        raise ValueError("gzip-compressed (its first bytes say so), not text: use --file - (or zcat)")
     if b"\0" in data:  # (UTF-16, or not text at all)
         line = data[:data.index(b"\0")].count(b"\n") + 1
         raise ValueError(f"line {line} holds a NUL byte, which no text has: it looks like UTF-16 or a binary file; "
