@@ -254,3 +254,28 @@ def test_the_rubric_tells_jsonl_graders_a_distribution_gives_every_level_a_proba
     assert main(["grade", "export", str(demo_run), "--out", str(tmp_path / "s"), "--format", "jsonl"]) == 0
     assert "giving every level a probability, the probabilities summing to 1" in (
         tmp_path / "s" / "rubric.md").read_text(encoding="utf-8")
+
+
+
+@pytest.mark.parametrize("question_column", ["a note", "the answers"])
+def test_a_csv_sheet_asks_by_its_column_whatever_other_columns_it_has(demo_run, export, tmp_path, capsys,
+                                                                      question_column):
+    """Only a JSONL line carries the question to compare with the export's: a CSV column "question" a grader added
+    for notes, or that of a rubric named "question" (its answers), is no edited question."""
+    if question_column == "the answers":
+        rubric = json.loads((REPO / "sdk" / "mt_eval" / "decisions" / "rubrics" / "adequacy-0-4.json").read_text())
+        (tmp_path / "rubric.json").write_text(json.dumps({**rubric, "name": "question"}), encoding="utf-8")
+        export = tmp_path / "sheets"
+        assert main(["grade", "export", str(demo_run), "--out", str(export), "--rubric", str(tmp_path / "rubric.json"),
+                     "--format", "csv"]) == 0
+    with (export / "sheet.csv").open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    answered = "question" if question_column == "the answers" else "adequacy"
+    sheet = tmp_path / "noted.csv"
+    with sheet.open("w", encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=[*rows[0], *(["question"] if answered == "adequacy" else [])])
+        writer.writeheader()
+        writer.writerows([{**row, answered: "4", "question": "4" if answered == "question" else "clear?"}
+                          for row in rows[:2]])
+    assert import_sheets(demo_run, export, sheet, out=tmp_path / "g") == 0, capsys.readouterr().err
+    assert grading_card(tmp_path / "g")["summary"]["graded"] == 2

@@ -136,6 +136,66 @@ def test_a_sheet_is_imported_only_with_the_key_of_its_own_export(demo_run, tmp_p
     assert f"{csv_sheet}: given twice" in capsys.readouterr().err
 
 
+def test_a_key_whose_rubric_was_edited_is_refused(demo_run, tmp_path, capsys):
+    """The key's rubric is what import grades on: before, one edited in key.json graded the sheets on levels or
+    words the graders never saw, and the grading card still named the exported rubric's hash."""
+    sheets = tmp_path / "sheets"
+    assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "8"]) == 0
+    filled = fill_csv(sheets / "sheet.csv", {0: "4", 1: "2"})
+    key = json.loads((sheets / "key.json").read_text(encoding="utf-8"))
+    for edit in ("instructions", "level"):
+        edited = json.loads(json.dumps(key))
+        if edit == "instructions":
+            edited["rubric"]["instructions"] = "Rate fluency only."
+        else:
+            edited["rubric"]["levels"][4]["description"] = "Anything readable."
+        (sheets / "key.json").write_text(json.dumps(edited, indent=2), encoding="utf-8")
+        assert main(["grade", "import", str(demo_run), "--key", str(sheets / "key.json"), "--sheet", str(filled),
+                     "--out", str(tmp_path / "human"), "--quiet"]) == 1
+        err = capsys.readouterr().err
+        assert (f"{sheets / 'key.json'} does not verify: its rubric was changed after `mt-eval grade export` wrote it"
+                in err), err
+        assert "import with the key.json as export wrote it (to grade on another rubric, export again" in err
+        assert not (tmp_path / "human").exists()
+    # the same key saved again in another layout is the same key; a key exported before keys held the rubric's own
+    # hash cannot be checked and is read as it was
+    (sheets / "key.json").write_text(json.dumps(key), encoding="utf-8")
+    assert main(["grade", "import", str(demo_run), "--key", str(sheets / "key.json"), "--sheet", str(filled),
+                 "--out", str(tmp_path / "human"), "--quiet"]) == 0
+    older = {field: value for field, value in key.items() if field != "rubric_content_sha256"}
+    (sheets / "key.json").write_text(json.dumps(older), encoding="utf-8")
+    assert main(["grade", "import", str(demo_run), "--key", str(sheets / "key.json"), "--sheet", str(filled),
+                 "--out", str(tmp_path / "older"), "--quiet"]) == 0
+
+
+def test_a_jsonl_sheet_whose_question_was_edited_is_refused(demo_run, tmp_path, capsys):
+    """Each line of a JSONL sheet carries the question asked; before, a line whose question was changed (a grader who
+    answered another question) was imported as an answer to the rubric's. A sheet of items and answers alone, without
+    the question, is still taken as it was, and a CSV sheet asks by its column's name, which its header must have."""
+    sheets = tmp_path / "sheets"
+    assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "8"]) == 0
+    lines = [json.loads(line) for line in (sheets / "sheet.jsonl").read_text(encoding="utf-8").splitlines()]
+    for line in lines[:3]:
+        line["answer"] = "3"
+    lines[1]["question"]["adequacy"]["instructions"] = "How fluent is the candidate?"
+    lines[2]["question"] = {"fluency": lines[2]["question"]["adequacy"]}
+    sheet = tmp_path / "ana.jsonl"
+    sheet.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    assert main(["grade", "import", str(demo_run), "--key", str(sheets / "key.json"), "--sheet", str(sheet),
+                 "--out", str(tmp_path / "human"), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    item = lines[1]["item"]
+    assert f"{sheet}:2: item {item} shows another question than this export's item {item} (and 1 more rows)" in err
+    assert "or was edited; import it with the key.json exported beside it, its texts and question as the" in err
+    assert not (tmp_path / "human").exists()
+    for line in lines:
+        del line["question"]
+    sheet.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    assert main(["grade", "import", str(demo_run), "--key", str(sheets / "key.json"), "--sheet", str(sheet),
+                 "--out", str(tmp_path / "human"), "--quiet"]) == 0
+    assert grading_card(tmp_path / "human")["summary"]["graded"] == 3
+
+
 def test_an_export_does_not_replace_an_earlier_one_without_force(demo_run, tmp_path, capsys):
     sheets = tmp_path / "sheets"
     assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "8"]) == 0

@@ -66,3 +66,24 @@ def read_rubric(path: str | Path | None) -> tuple[Rubric, str]:
     if rubric is None or errors:
         raise ProblemsError(problems, summary=f"{file} is not a usable rubric")
     return rubric, hashlib.sha256(file.read_bytes()).hexdigest()
+
+
+def rubric_sha256(rubric: Rubric) -> str:
+    """The SHA-256 of the rubric itself (its canonical JSON): what a key.json's copy of it is checked against, where
+    the rubric's file (whose bytes ``read_rubric`` hashes) is not at hand."""
+    return hashlib.sha256(msgspec.json.encode(rubric, order="sorted")).hexdigest()
+
+
+def rubric_text(rubric: Rubric, sheet_format: str) -> str:
+    """The rubric as instructions for people."""
+    lines = [f"# Grading: {rubric.name}", "", rubric.instructions, "",
+             "Answer with one level for each item:", ""]
+    for level in rubric.levels:
+        lines.append(f"- **{level.name}**" + (f": {level.description}" if level.description else ""))
+    where = {"csv": f'the "{rubric.name}" column of sheet.csv',
+             "jsonl": '"answer" in sheet.jsonl (a level, or when unsure {"level": probability, ...} giving every '
+                      'level a probability, the probabilities summing to 1)',
+             "both": f'the "{rubric.name}" column of sheet.csv, or "answer" in sheet.jsonl'}[sheet_format]
+    lines += ["", f"Write your answer in {where}. Leave it empty to skip an item. You are not told which system "
+                  "produced the candidates, and the items are in random order.", ""]
+    return "\n".join(lines)

@@ -31,7 +31,7 @@ from mt_eval.decisions.corpus import gold_distribution
 from mt_eval.decisions.grading import choose_seed, finish, load_run
 from mt_eval.decisions.records import DecisionResult, Question, finite, number_text
 from mt_eval.decisions.request import GradeRequest
-from mt_eval.decisions.rubric import SHEET_COLUMNS, Rubric, read_rubric
+from mt_eval.decisions.rubric import SHEET_COLUMNS, Rubric, read_rubric, rubric_sha256, rubric_text
 from mt_eval.harness.session import now
 from mt_eval.json_input import not_utf8, too_many_digits
 
@@ -46,10 +46,11 @@ class GradingKey(msgspec.Struct, kw_only=True):
     run_id: str
     card_content_sha256: str
     rubric: Rubric
-    rubric_sha256: str
+    rubric_sha256: str  # (of the rubric's file, which the grading card names)
     seed: int
     with_reference: bool
     items: dict[str, str]
+    rubric_content_sha256: str | None = None  # (of ``rubric`` as held here, so an edit is refused; older keys lack it)
 
 
 def export_sheets(request: GradeRequest) -> Path:
@@ -87,7 +88,8 @@ def export_sheets(request: GradeRequest) -> Path:
     files["rubric.md"] = rubric_text(rubric, request.format).encode("utf-8")
     key = GradingKey(run_id=card.run_id, card_content_sha256=card.content_sha256, rubric=rubric,
                      rubric_sha256=rubric_sha, seed=blinded.seed, with_reference=blinded.with_reference,
-                     items={item.item_id: item.entry_id for item in blinded.items})
+                     items={item.item_id: item.entry_id for item in blinded.items},
+                     rubric_content_sha256=rubric_sha256(rubric))
     files["key.json"] = msgspec.json.format(msgspec.json.encode(key), indent=2) + b"\n"
     _write_all(out, files)
     return out
@@ -114,21 +116,6 @@ def _write_all(out: Path, files: dict[str, bytes]) -> None:
                            "kept. Free space, or make the directory writable, and export again") from exc
 
 
-def rubric_text(rubric: Rubric, sheet_format: str) -> str:
-    """The rubric as instructions for people."""
-    lines = [f"# Grading: {rubric.name}", "", rubric.instructions, "",
-             "Answer with one level for each item:", ""]
-    for level in rubric.levels:
-        lines.append(f"- **{level.name}**" + (f": {level.description}" if level.description else ""))
-    where = {"csv": f'the "{rubric.name}" column of sheet.csv',
-             "jsonl": '"answer" in sheet.jsonl (a level, or when unsure {"level": probability, ...} giving every '
-                      'level a probability, the probabilities summing to 1)',
-             "both": f'the "{rubric.name}" column of sheet.csv, or "answer" in sheet.jsonl'}[sheet_format]
-    lines += ["", f"Write your answer in {where}. Leave it empty to skip an item. You are not told which system "
-                  "produced the candidates, and the items are in random order.", ""]
-    return "\n".join(lines)
-
-
 def read_key(path: str | Path) -> GradingKey:
     try:
         data = msgspec.json.decode(Path(path).read_bytes())
@@ -140,11 +127,17 @@ def read_key(path: str | Path) -> GradingKey:
             shown = repr(version) if isinstance(version, str) and len(version) <= 40 else value_in_words(version)
             raise GradingError(f"{path}: this key's version is {shown}; mt-eval {__version__} reads {KEY_VERSION!r}: "
                                "import the sheets with the mt-eval version that exported them")
-        return msgspec.convert(data, GradingKey)
+        key = msgspec.convert(data, GradingKey)
     except OSError as exc:
         raise GradingError(f"cannot read the key {path}: {exc.strerror or exc}") from exc
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise GradingError(f"{path} is not a key written by `mt-eval grade export`: {exc}") from exc
+    if key.rubric_content_sha256 not in (None, rubric_sha256(key.rubric)):  # (else the edited rubric grades unsaid)
+        raise GradingError(f"{path} does not verify: its rubric was changed after `mt-eval grade export` wrote it (it "
+                           "no longer hashes to its rubric_content_sha256), and the sheets were answered on the rubric "
+                           "exported: import with the key.json as export wrote it (to grade on another rubric, export "
+                           "again with --rubric FILE)")
+    return key
 
 
 SHOWN = ("source", "candidate", "reference")  # what a sheet shows of an item, compared with the export's
@@ -164,8 +157,7 @@ def _answers_in(path: Path, data: bytes, question: Question, name: str, items: d
             return {}, [f"{path}: not valid UTF-16 (it starts as UTF-16 does), at byte {exc.start}: save the sheet as "
                         "UTF-8 (a spreadsheet's \"CSV UTF-8\")"]
         return {}, [f"{path}: {not_utf8(data, exc)}: save the sheet as UTF-8 (a spreadsheet's \"CSV UTF-8\")"]
-    reading = _csv_rows if path.suffix.lower() == ".csv" else _jsonl_rows
-    rows, problems = reading(path, text, name)
+    rows, problems = _csv_rows(path, text, name) if path.suffix.lower() == ".csv" else _jsonl_rows(path, text)
     # (a sheet of answers alone, its texts dropped by a tool that writes only items and answers, cannot tell)
     showing = [shown for _, item, _, shown in rows if _text(items.get(str(item).strip(), {}).get("reference"))
                and any(_text(shown.get(field)) for field in ("source", "candidate"))]
@@ -199,8 +191,9 @@ def _answers_in(path: Path, data: bytes, question: Question, name: str, items: d
             found[item] = distribution
     if strangers:
         more = f" (and {len(strangers) - 1} more rows)" if len(strangers) > 1 else ""
-        problems.append(f"{strangers[0]}{more}: this sheet comes from another export (another card, seed or "
-                        "--no-reference); import it with the key.json exported beside it")
+        problems.append(f"{strangers[0]}{more}: this sheet comes from another export (another card, seed, rubric or "
+                        "--no-reference), or was edited; import it with the key.json exported beside it, its texts "
+                        "and question as the export wrote them")
     return found, problems
 
 
@@ -236,7 +229,7 @@ def _csv_rows(path: Path, text: str, name: str) -> tuple[list[Row], list[str]]:
                                 "holds a comma or a quote is written in quotes, its own quotes doubled (\"\")")
                 continue
             record = dict(zip(header, cells, strict=True))
-            rows.append((where, record["item"], record[name], record))
+            rows.append((where, record["item"], record[name], {f: record[f] for f in SHOWN if f in record}))
     except csv.Error as exc:
         return [], [f"{path}:{start}: the row starting here cannot be read as CSV ({exc}): is a quote opened in "
                     "a cell and never closed? It takes in the lines after it. A quote inside a cell is written doubled "
@@ -271,8 +264,8 @@ def _written_level(answer: str, options: list[str]) -> str:
     return named if named in options else answer
 
 
-def _jsonl_rows(path: Path, text: str, name: str) -> tuple[list[Row], list[str]]:
-    """The rows of a JSONL sheet (``name``, the rubric's, is not needed: the answer is under "answer")."""
+def _jsonl_rows(path: Path, text: str) -> tuple[list[Row], list[str]]:
+    """The rows of a JSONL sheet: the answer is under "answer"; what a row shows, its "state" and its "question"."""
     rows: list[Row] = []
     problems: list[str] = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -292,7 +285,7 @@ def _jsonl_rows(path: Path, text: str, name: str) -> tuple[list[Row], list[str]]
             continue
         state = record.get("state")
         rows.append((f"{path}:{number}", record.get("item"), record.get("answer"),
-                     state if isinstance(state, dict) else {}))
+                     {**(state if isinstance(state, dict) else {}), "question": record.get("question")}))
     if not rows and problems and text.lstrip().startswith(("item,", "item\t", "item;")):
         return [], [f"{path}: a table, not JSONL: a sheet is read as CSV only when its name ends in .csv (rename it "
                     "to .csv)"]
@@ -314,12 +307,13 @@ def _level_name(answer: Any) -> Any:
 
 def _shown_otherwise(shown: dict[str, Any], exported: dict[str, Any]) -> str | None:
     """The first text a sheet's row shows other than the export showed of its item (a column a grader
-    removed or left empty is not compared), or None."""
+    removed or left empty is not compared), or "question" for a JSONL row asking another question; or None."""
     for field in SHOWN:
         given = _text(shown.get(field))
         if given and given != _text(exported.get(field)):
             return field
-    return None
+    asked = shown.get("question")  # (a CSV sheet asks by its column's name, which its header must have)
+    return "question" if asked is not None and asked != exported["question"] else None
 
 
 def _text(value: Any) -> str:
@@ -348,7 +342,8 @@ def import_sheets(request: GradeRequest) -> Path:
     totals: dict[str, list[list[float]]] = {}
     sheets: list[gc.Sheet] = []
     problems: list[str] = []
-    exported = {item.item_id: item.case.state for item in blinded.items}
+    asked = {rubric.name: msgspec.to_builtins(question)}  # (as the export wrote it on each JSONL line)
+    exported = {item.item_id: {**item.case.state, "question": asked} for item in blinded.items}
     seen_paths: set[Path] = set()
     seen_contents: dict[str, Path] = {}  # sha256 → the sheet first given with those bytes
     for path in request.sheets:
