@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import msgspec
 import pytest
 
+from mt_eval.cli import main
+from mt_eval.errors import ExpectedError
+from mt_eval.node_contract import DECLARATIONS, TYPES, declaration_file
 from mt_eval.records import RunConfig, TranslationResult, result_problem
 from mt_eval.schemas import drifted_schemas, render_schema, schema_types, write_schemas
 from mt_eval.strict import decode_value
 
 SCHEMAS = Path(__file__).parent.parent / "bridge" / "schemas"
+GENERATED = SCHEMAS.parent / "node" / "lib" / "generated"
 
 
 def test_checked_in_schemas_match_the_structs():
@@ -49,6 +54,59 @@ def test_a_node_file_generated_no_more_is_named_and_each_schema_has_its_own_file
         f"{generated / 'contract.json'}: not generated from any Struct: remove it (regenerating leaves it there)",
         f"{generated / 'schemas' / 'retired.json'}: not generated from any Struct: remove it (regenerating leaves it "
         "there)",
+    ]
+
+
+def test_the_typescript_types_are_split_by_concept_each_file_short_and_naming_where_its_types_come_from():
+    """Before, one generated contract.d.ts of 1,190 lines declared every type."""
+    files = {path.name: path.read_text(encoding="utf-8") for path in GENERATED.glob("*.d.ts")}
+    assert set(files) == {f"{stem}.d.ts" for stem in DECLARATIONS} | {TYPES}
+    assert {name: len(text.splitlines()) for name, text in files.items() if len(text.splitlines()) > 400} == {}
+    assert re.findall(r"^export \* from '\./([\w-]+)\.js';$", files[TYPES], re.MULTILINE) == list(DECLARATIONS)
+    declared_in = {name: file for file, text in files.items()
+                   for name in re.findall(r"^export (?:interface|type) (\w+)", text, re.MULTILINE)}
+    assert {"RunConfig", "RunCard", "DecisionCard", "GradingCard", "FreezeManifest", "Manifest"} <= set(declared_in)
+    for file, text in files.items():
+        if file == TYPES:
+            continue
+        imported = {name.strip(): f"{stem}.d.ts" for names, stem in
+                    re.findall(r"^import type \{([^}]*)\} from '\./([\w-]+)\.js';$", text, re.MULTILINE)
+                    for name in names.split(",") if name.strip()}
+        assert all(declared_in[name] == source for name, source in imported.items()), file
+        code = re.sub(r"/\*.*?\*/|//[^\n]*|^import type \{[^}]*\}[^\n]*", "", text, flags=re.DOTALL | re.MULTILINE)
+        named = set(re.findall(r"\b[A-Z]\w*\b", code)) & set(declared_in)
+        assert {name for name in named if declared_in[name] != file and name not in imported} == set(), file
+        assert set(imported) <= named, f"{file} imports a type it does not use"
+
+
+def test_a_struct_goes_to_the_file_of_its_module_and_one_of_an_unknown_module_is_refused():
+    assert declaration_file("RunCard", "mt_eval.harness.runcard") == "run-card"
+    assert declaration_file("FreezeManifest", "mt_eval.harness.freeze") == "freeze"
+    assert declaration_file("GradingCard", "mt_eval.decisions.grading_card") == "grading"
+    assert declaration_file("DecisionCard", "mt_eval.decisions.card") == "decisions"
+    with pytest.raises(ExpectedError, match=r"^no TypeScript declaration file takes Thing \(of mt_eval\.harnessed\): "
+                                            r"name its module in DECLARATIONS \(mt_eval/node_contract\.py\)$"):
+        declaration_file("Thing", "mt_eval.harnessed")
+
+
+def test_check_names_a_stale_a_missing_and_a_left_over_declaration_file(tmp_path: Path, capsys):
+    schemas, node = tmp_path / "schemas", tmp_path / "node"
+    node.mkdir()
+    (node / "package.json").write_text("{}\n")
+    write_schemas(schemas, node)
+    assert main(["schemas", "--check", str(schemas)]) == 0
+    generated = node / "lib" / "generated"
+    run_card = generated / "run-card.d.ts"
+    run_card.write_text(run_card.read_text().replace("export interface RunCard ", "export interface Card "))
+    (generated / "freeze.d.ts").unlink()
+    (generated / "results.d.ts").write_text("export {};\n")
+    capsys.readouterr()
+    assert main(["schemas", "--check", str(schemas)]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"{run_card}: differs from the Struct it is generated from",
+        f"{generated / 'freeze.d.ts'}: missing",
+        f"{generated / 'results.d.ts'}: not generated from any Struct: remove it (regenerating leaves it there)",
+        f"regenerate with: mt-eval schemas {schemas}",
     ]
 
 

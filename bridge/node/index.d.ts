@@ -1,6 +1,7 @@
 /// <reference types="node" />
 // Types for mt-eval-bridge (Node >= 20; uses @types/node for Buffer, AbortSignal and process types).
-// The contract's shapes (RunConfig, TranslationResult, MethodCard, Manifest, ...) are generated from the schemas.
+// The contract's shapes (RunConfig, TranslationResult, MethodCard, Manifest, ...) are generated from the schemas,
+// one file per concept under lib/generated/, which contract.d.ts re-exports.
 
 export type {
   Capabilities, CorpusEntry, Dependency, Manifest, MethodCard, PluginReport, Problem, RunConfig, Usage,

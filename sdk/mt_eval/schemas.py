@@ -138,8 +138,18 @@ def expected_files(directory: Path, node: Path | None) -> dict[Path, str]:
         from mt_eval.node_contract import node_files
 
         documents = {stem: schema_document(stem, t) for stem, t in schema_types().items()}
-        files.update({node / relative: text for relative, text in node_files(documents).items()})
+        files.update({node / relative: text for relative, text in node_files(documents, struct_modules()).items()})
     return files
+
+
+def struct_modules() -> dict[str, str]:
+    """The name of each Struct the schemas define → the module defining it (of two Structs of one name, the one
+    of the first schema holding either: the one whose definition the TypeScript types declare)."""
+    modules: dict[str, str] = {}
+    for type_ in schema_types().values():
+        for struct in _struct_types(mi.type_info(type_)):
+            modules.setdefault(struct.cls.__name__, struct.cls.__module__)
+    return modules
 
 
 def write_schemas(directory: Path, node: Path | None = None) -> list[Path]:
