@@ -362,3 +362,22 @@ def test_a_file_gaining_its_first_plural_sends_its_strings_read_as_icu_again_and
     assert projects["python"].json("locales/fr/app.json") == {
         "its": "C''est {name}", "open": "Ouvrir l'{file}", "bye": "Au revoir {name}"}
     assert tree(projects["node"]) == tree(projects["python"])
+
+
+@needs_node
+def test_a_target_file_without_a_source_file_is_named_even_when_the_lock_file_never_knew_it(tmp_path: Path):
+    """Before: a target file whose source file is gone was named only while the lock file had entries of it, so one
+    the lock never knew (written by hand, or its lock file deleted) was left alone without a word."""
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "rot13"}}),
+                     {"locales/en/a.json": {"a": "Hello"}, "locales/es/b.json": {"b": "Adiós"},
+                      "locales/es/old/c.json": {"c": "Viejo"}, "locales/es/.hidden.json": {}}, plugins=("rot13",))
+    runs = both(projects)
+    assert runs["node"] == runs["python"] and runs["python"][0] == 0
+    for name in ("es/b.json", "es/old/c.json"):
+        assert (f"  {name}  left alone: its source file is gone (delete it if it is no longer used; its lock "
+                "entries go with it)\n") in runs["python"][1]
+    reports = both(projects, "--json")
+    assert reports["node"] == reports["python"]
+    assert json.loads(reports["python"][1])["locales"][0]["orphaned"] == ["es/b.json", "es/old/c.json"]
+    assert projects["python"].json("locales/es/b.json") == {"b": "Adiós"}
+    assert tree(projects["node"]) == tree(projects["python"])

@@ -55,6 +55,14 @@ class LocaleFiles:
         """The target file, relative to the locales directory (also its name in the lock file)."""
         return f"{locale}/{name}" if self.directory_layout else f"{locale}.json"
 
+    def targets_on_disk(self, locales_dir: Path, locale: str) -> list[str]:
+        """The ``*.json`` files in the locale's folder (directory layout), named as `target_name` names them,
+        whether or not the lock file knows them; what cannot be read is left out."""
+        folder = locales_dir / locale
+        if not self.directory_layout or not folder.is_dir():
+            return []
+        return [self.target_name(locale, name) for name in _source_files(folder, strict=False)]
+
 
 def find_locale_files(locales_dir: Path, input_locale: str) -> LocaleFiles:
     """The input locale's JSON files; FileNotFoundError when there are none, FileExistsError when both layouts
@@ -75,11 +83,11 @@ def find_locale_files(locales_dir: Path, input_locale: str) -> LocaleFiles:
     raise FileNotFoundError(f"no source locale files: expected {directory}/*.json or {single}")
 
 
-def _source_files(directory: Path) -> list[str]:
+def _source_files(directory: Path, *, strict: bool = True) -> list[str]:
     """The ``*.json`` files under ``directory`` (hidden names aside), as paths relative to it. A symlinked file
     is read, a symlinked folder is not entered (as ``Path.rglob``). A folder that cannot be listed, or a ``.json``
     name that leads nowhere (a dangling or looping link), is a `FileProblem`: its strings would otherwise be left
-    out without a word, and its targets' lock entries dropped."""
+    out without a word, and its targets' lock entries dropped (not ``strict``: it is left out)."""
     from mt_eval.champollion.files import FileProblem
 
     found: list[str] = []
@@ -88,6 +96,8 @@ def _source_files(directory: Path) -> list[str]:
         try:
             entries = list(os.scandir(folder))
         except OSError as exc:
+            if not strict:
+                return
             raise FileProblem(folder, f"cannot read this folder of source strings: {exc.strerror or exc}",
                               "make it readable, or move it out of the locales directory") from None
         for entry in entries:
@@ -96,26 +106,30 @@ def _source_files(directory: Path) -> list[str]:
             name = f"{relative}/{entry.name}" if relative else entry.name
             listed = entry.is_dir(follow_symlinks=False) or entry.name.endswith(".json")
             if listed and first_lone(entry.name) is not None:  # (bytes that are not UTF-8 read as lone surrogates)
+                if not strict:
+                    continue
                 shown = os.fsencode(entry.name).decode("utf-8", "replace")  # (as Node shows it)
                 raise FileProblem(folder / shown, "its name is not valid UTF-8",
                                   "rename it in UTF-8 (its target files and lock entries are named after it)")
             if entry.is_dir(follow_symlinks=False):
                 walk(folder / entry.name, name)
-            elif entry.name.endswith(".json") and _is_source_file(folder / entry.name):
+            elif entry.name.endswith(".json") and _is_source_file(folder / entry.name, strict):
                 found.append(name)
 
     walk(directory, "")
     return found
 
 
-def _is_source_file(path: Path) -> bool:
+def _is_source_file(path: Path, strict: bool = True) -> bool:
     """Whether a ``.json`` entry is a file to read (not a folder, or a link to one); `FileProblem` when what it
-    is cannot be told."""
+    is cannot be told (not ``strict``: False)."""
     from mt_eval.champollion.files import FileProblem
 
     try:
         return stat.S_ISREG(path.stat().st_mode)
     except OSError as exc:
+        if not strict:
+            return False
         if not path.is_symlink():
             raise FileProblem(path, f"cannot read it: {exc.strerror or exc}", "make it readable") from None
         target = os.readlink(path)

@@ -1,16 +1,17 @@
 """Placeholders a translation must keep verbatim: swapped for numbered sentinels, then restored.
 
-Protected: i18next interpolation (``{{name}}``, ``{{- html}}``, ``{{count, number}}``) and nesting
-(``$t(key)``), ICU/format arguments (``{count}``, ``{0}``; Polyglot's ``%{name}``, ``${name}``), vue-i18n
-linked messages (``@:common.name``, ``@.lower:key``), printf (``%s``, ``%1$d``, ``%.2f``, ``%(name)s``,
-``%%``), HTML and i18next ``<Trans>`` tags (``<b>``, ``</a>``, ``<br/>``, ``<0>``), character references
-(``&nbsp;``) and the destination of a Markdown link (``[text](/docs/user-guide)``: the text is translated).
-Each becomes ``⟦n⟧`` (U+27E6, U+27E7), which rule-based and neural
-translators pass through untouched (Apertium does). Text that already looks like a sentinel is
-protected too, so restoring is exact. A translation that loses, repeats or invents a sentinel, puts a
-closing tag before its opening tag, or reorders printf conversions that take their arguments in the order
-written (``%s``, ``%d``: `_printf_reordered`), is refused: the key fails rather than being written broken. The
-source's leading and trailing whitespace is kept in place of the translation's own (`keep_edges`).
+Protected: i18next interpolation (``{{name}}``, ``{{- html}}``, ``{{count, number}}``, with a ``$`` written
+before it: ``${{amount}}``) and nesting (``$t(key)``), ICU/format arguments (``{count}``, ``{0}``; auto-numbered
+``{}``, ``{:.2f}``, ``{!r}``; Polyglot's ``%{name}``, ``${name}``), vue-i18n linked messages (``@:common.name``,
+``@.lower:key``), printf (``%s``, ``%1$d``, ``%.2f``, ``%*d``, ``%.*f``, ``%(name)s``, ``%%``), HTML and i18next
+``<Trans>`` tags (``<b>``, ``</a>``, ``<br/>``, ``<0>``), character references (``&nbsp;``) and the destination of
+a Markdown link (``[text](/docs/user-guide)``: the text is translated). Each becomes ``⟦n⟧`` (U+27E6, U+27E7),
+which rule-based and neural translators pass through untouched (Apertium does). Text that already looks like a
+sentinel is protected too, so restoring is exact. A translation that loses, repeats or invents a sentinel, puts a
+closing tag before its opening tag, or reorders printf conversions or auto-numbered fields that take their
+arguments in the order written (``%s``, ``%*d``; ``{}``, ``{:.2f}``: `_reordered`), is refused: the key fails
+rather than being written broken. The source's leading and trailing whitespace is kept in place of the
+translation's own (`keep_edges`).
 `bridge/vectors/champollion/placeholders.json` holds the cases both sides must pass.
 
 A text that holds an ICU ``plural``, ``select`` or ``selectordinal`` message (`icu`) has its syntax
@@ -37,16 +38,18 @@ from mt_eval.champollion.jsonfmt import js_string
 # Character classes are spelled out (no \w, \d, \s) so the Node side's regular expression matches alike. Every
 # alternative starts with one fixed character (not a class, an optional one or a lookbehind), so the scan skips the
 # text between such characters at once: one that did not made every locale string's scan ten times slower.
-_ARGUMENT = r"\{[ \t]*\$?[A-Za-z0-9_.-]+[ \t]*(?:[,:!][^{}]*)?\}"  # {name}, {0}, {count, number}, {amount:.2f},
-#                                                                  {0!r}, Angular's {$INTERPOLATION}
+# {name}, {0}, {count, number}, {amount:.2f}, {0!r}, Angular's {$INTERPOLATION}; auto-numbered {}, {:.2f}, {!r}
+_ARGUMENT = r"\{(?:[ \t]*\$?[A-Za-z0-9_.-]+[ \t]*(?:[,:!][^{}]*)?|[:!][^{}]*)?\}"
+_PRINTF_WIDTH = r"(?:\*(?:[0-9]+\$)?|[0-9]*)(?:\.(?:\*(?:[0-9]+\$)?|[0-9]+))?"  # 10 .2 * .* *2$ (star: an argument)
+_PRINTF_LENGTH_AND_TYPE = r"(?:hh|h|ll|l|L|q|j|z|t)?[sdifuxXeEgGc@]"
 PLACEHOLDER = re.compile(
     r"\{\{[^{}]*\}\}"                                            # {{name}}, {{- html}}, {{count, number}}
+    r"|\$\{\{[^{}]*\}\}"                                          # ${{amount}}: a $ written before {{amount}}
     r"|\$t\([^()]*\)"                                             # $t(other.key)
     rf"|{_ARGUMENT}|%{_ARGUMENT}|\${_ARGUMENT}"                     # {name}; Polyglot's and i18n-js's %{name}, ${name}
     r"|@(?:\.[A-Za-z]+)?:(?:\([^()]*\)|\{[^{}]*\}|[A-Za-z0-9_|/.-]*[A-Za-z0-9_|/-])"  # vue-i18n @:key, @.lower:key
     r'|\((?<=\]\()[^() \t\r\n]*(?:[ \t]+"[^"\r\n]*")?\)'            # a Markdown link's (url "title") after its [text]
-    r"|%(?:\([A-Za-z0-9_.-]+\))?(?:[0-9]+\$)?[-+0#]*[0-9]*(?:\.[0-9]+)?(?:hh|h|ll|l|L|q|j|z|t)?"
-    r"[sdifuxXeEgGc@]"                                             # %s %1$s %.2f %ld %llu
+    rf"|%(?:\([A-Za-z0-9_.-]+\))?(?:[0-9]+\$)?[-+0#]*{_PRINTF_WIDTH}{_PRINTF_LENGTH_AND_TYPE}"  # %s %1$s %.2f %ld %*d
     r"|%%"
     r"|</?[A-Za-z][A-Za-z0-9_:.-]*(?:[ \t\r\n]+[^<>]*?)?[ \t\r\n]*/?>"  # <b>, </a>, <a href="…">, <br/>
     r"|</?[0-9]+[ \t]*/?>"                                         # <0>, </0>, <1/>
@@ -55,8 +58,10 @@ PLACEHOLDER = re.compile(
 )
 SENTINEL = re.compile(r"⟦[ \t]*([0-9]+)[ \t]*⟧")
 TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9_:.-]*|[0-9]+)(?:[ \t\r\n][^<>]*)?>")  # a placeholder that is a tag
-# a printf conversion that takes the next argument (%s, %.2f, %ld), not a numbered (%1$s) or named (%(name)s) one
-IN_TURN = re.compile(r"%[-+0#]*[0-9]*(?:\.[0-9]+)?(?:hh|h|ll|l|L|q|j|z|t)?[sdifuxXeEgGc@]")
+# a printf conversion that takes the next arguments (%s, %.2f, %ld, %*d), not a numbered (%1$s) or named (%(name)s)
+# one; a format field that does so ({}, {:.2f}, {!r}), not a numbered ({0}) or named ({name}) one
+IN_TURN = re.compile(r"%[-+0#]*(?:\*|[0-9]*)(?:\.(?:\*|[0-9]+))?" + _PRINTF_LENGTH_AND_TYPE)
+AUTO_NUMBERED = re.compile(r"\{(?:[:!][^{}]*)?\}")
 
 
 @dataclass(frozen=True)
@@ -170,7 +175,7 @@ def restore(translated: str, placeholders: tuple[str, ...], icu: str | None = No
             problems.append(f"repeated placeholder {placeholder} ({count} times)")
     problems.extend(f"invented placeholder ⟦{index}⟧" for index in sorted(seen))
     if not problems:
-        problems = _tags_reversed(translated, placeholders) + _printf_reordered(translated, placeholders)
+        problems = _tags_reversed(translated, placeholders) + _reordered(translated, placeholders)
     if problems:
         raise PlaceholderError(f"the translation {js_string(translated)} {'; '.join(problems)}")
     restored = SENTINEL.sub(lambda m: placeholders[int(m.group(1))],
@@ -214,18 +219,41 @@ def _tags_reversed(translated: str, placeholders: tuple[str, ...]) -> list[str]:
     return problems
 
 
-def _printf_reordered(translated: str, placeholders: tuple[str, ...]) -> list[str]:
-    """The source's printf conversions that take their arguments in the order written (``%d … %s``), when the
-    translation does not keep their order: printf would give each the other's argument. Numbered ones (``%1$d``)
-    may move."""
-    in_turn = [index for index, placeholder in enumerate(placeholders) if IN_TURN.fullmatch(placeholder)]
+def _reordered(translated: str, placeholders: tuple[str, ...]) -> list[str]:
+    """The source's printf conversions that take their arguments in the order written (``%d … %s``), and so its
+    auto-numbered format fields (``{} … {}``), when the translation does not keep their order: each would be given
+    another's argument. Numbered ones (``%1$d``, ``{0}``) may move."""
     where = {int(m.group(1)): m.start() for m in SENTINEL.finditer(translated)}
-    if sorted(in_turn, key=where.__getitem__) == in_turn:
-        return []
-    written = " and ".join(placeholders[index] for index in in_turn)
-    numbered = " and ".join(f"%{n}${placeholders[index][1:]}" for n, index in enumerate(in_turn, 1))
-    return [f"reordered {written}, which take their arguments in the order they are written "
-            f"(numbered, {numbered}, they may move)"]
+    problems = []
+    for kind, numbered in ((IN_TURN, _printf_numbered), (AUTO_NUMBERED, _fields_numbered)):
+        in_turn = [index for index, placeholder in enumerate(placeholders) if kind.fullmatch(placeholder)]
+        if sorted(in_turn, key=where.__getitem__) != in_turn:
+            written = [placeholders[index] for index in in_turn]
+            problems.append(f"reordered {' and '.join(written)}, which take their arguments in the order they are "
+                            f"written (numbered, {' and '.join(numbered(written))}, they may move)")
+    return problems
+
+
+def _printf_numbered(conversions: list[str]) -> list[str]:
+    """printf conversions that take their arguments in turn, numbered as they take them: ``%s %*d`` → ``%1$s
+    %3$*2$d`` (a ``*`` width or precision takes an argument before its conversion does)."""
+    numbered, taken = [], 0
+    for conversion in conversions:
+        body = ""
+        for char in conversion[1:]:
+            if char == "*":
+                taken += 1
+                body += f"*{taken}$"
+            else:
+                body += char
+        taken += 1
+        numbered.append(f"%{taken}${body}")
+    return numbered
+
+
+def _fields_numbered(fields: list[str]) -> list[str]:
+    """Auto-numbered format fields, numbered: ``{} {:.2f} {!r}`` → ``{0} {1:.2f} {2!r}``."""
+    return [f"{{{number}{field[1:]}" for number, field in enumerate(fields)]
 
 
 # An apostrophe of the translation's text right before a sentinel: not one of a pair already, nor the first of two

@@ -368,15 +368,16 @@ def _drop_stale_files(lock: Lock, files: LocaleFiles, locale: str, plans: list[F
     """Forget lock entries of this locale's target files whose source file is gone — once the target file is gone
     too: while it stays, its entries say what its values translate, so a source file of that name coming back
     with other texts has them translated again (forgotten, the old translations were adopted as written by hand).
-    Returns the target files kept so, orphaned (sorted): the report names them."""
+    Returns the target files whose source file is gone, orphaned (sorted), the lock knowing them or not: the
+    report names them."""
     current = {plan.name for plan in plans}
     prefix = files.target_name(locale, "")
-    orphaned = []
+    orphaned = {name for name in files.targets_on_disk(locales_dir, locale) if name not in current}
     for name in list(lock.files):
         mine = name.startswith(prefix) if files.directory_layout else name == prefix
         if mine and name not in current:
             if (locales_dir / name).is_file():
-                orphaned.append(name)
+                orphaned.add(name)
             else:
                 del lock.files[name]
     return sorted(orphaned, key=utf16_key)

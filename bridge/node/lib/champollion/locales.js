@@ -9,7 +9,7 @@
 import { existsSync, lstatSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { FileProblem, strerror } from './files.js';
+import { FileProblem, isFile, strerror } from './files.js';
 import { byCodeUnits } from './json.js';
 import { PLURAL_ORDER, pluralCategories } from './languages.js';
 
@@ -48,9 +48,9 @@ export function findLocaleFiles(localesDir, inputLocale) {
  * The *.json files under directory (hidden names aside), relative to it. A symlinked file is read, a symlinked
  * folder is not entered (as Python's Path.rglob). A folder that cannot be listed, or a .json name that leads
  * nowhere (a dangling or looping link), is a FileProblem: its strings would otherwise be left out without a
- * word, and its targets' lock entries dropped.
+ * word, and its targets' lock entries dropped (not strict: it is left out).
  */
-function sourceFiles(directory) {
+function sourceFiles(directory, strict = true) {
   const found = [];
   const walk = (folder, relative) => {
     let entries;
@@ -58,6 +58,7 @@ function sourceFiles(directory) {
       entries = readdirSync(folder, { withFileTypes: true, encoding: 'buffer' }); // (a name's bytes, to check them)
     } catch (error) {
       if (!error.code) throw error;
+      if (!strict) return;
       throw new FileProblem(folder, `cannot read this folder of source strings: ${strerror(error)}`,
         'make it readable, or move it out of the locales directory');
     }
@@ -66,23 +67,28 @@ function sourceFiles(directory) {
       if (base.startsWith('.')) continue;
       const name = relative ? `${relative}/${base}` : base;
       if (!Buffer.from(base, 'utf8').equals(entry.name) && (entry.isDirectory() || base.endsWith('.json'))) {
+        if (!strict) continue;
         throw new FileProblem(join(folder, base), 'its name is not valid UTF-8',
           'rename it in UTF-8 (its target files and lock entries are named after it)');
       }
       if (entry.isDirectory()) walk(join(folder, base), name);
-      else if (base.endsWith('.json') && isSourceFile(join(folder, base))) found.push(name);
+      else if (base.endsWith('.json') && isSourceFile(join(folder, base), strict)) found.push(name);
     }
   };
   walk(directory, '');
   return found;
 }
 
-/** Whether a .json entry is a file to read (not a folder, or a link to one); FileProblem when that cannot be told. */
-function isSourceFile(path) {
+/**
+ * Whether a .json entry is a file to read (not a folder, or a link to one); FileProblem when that cannot be told
+ * (not strict: false).
+ */
+function isSourceFile(path, strict = true) {
   try {
     return statSync(path).isFile();
   } catch (error) {
     if (!error.code) throw error;
+    if (!strict) return false;
     if (!lstatSync(path).isSymbolicLink()) throw new FileProblem(path, `cannot read it: ${strerror(error)}`, 'make it readable');
     const target = readlinkSync(path);
     throw new FileProblem(path, error.code === 'ENOENT' ? `a symlink to ${target}, which does not exist`
@@ -97,7 +103,33 @@ function localeFiles(directoryLayout, sources) {
     sourcePath: (localesDir, inputLocale, name) => (directoryLayout ? join(localesDir, inputLocale, name) : join(localesDir, name)),
     /** The target file relative to the locales directory (also its name in the lock file). */
     targetName: (locale, name) => (directoryLayout ? `${locale}/${name}` : `${locale}.json`),
+    /**
+     * The *.json files in the locale's folder (directory layout), named as targetName names them, whether or not
+     * the lock file knows them; what cannot be read is left out.
+     */
+    targetsOnDisk(localesDir, locale) {
+      const folder = join(localesDir, locale);
+      if (!directoryLayout || !existsSync(folder) || !statSync(folder).isDirectory()) return [];
+      return sourceFiles(folder, false).map((name) => this.targetName(locale, name));
+    },
   };
+}
+
+// Forget lock entries of this locale's target files whose source file is gone — once the target file is gone too:
+// while it stays, its entries say what its values translate, so a source file of that name coming back with other
+// texts has them translated again (forgotten, the old translations were adopted as written by hand). Returns the
+// target files whose source file is gone, orphaned (sorted), the lock knowing them or not: the report names them.
+export function dropStaleFiles(lock, files, locale, plans, localesDir) {
+  const current = new Set(plans.map((plan) => plan.name));
+  const prefix = files.targetName(locale, '');
+  const orphaned = new Set(files.targetsOnDisk(localesDir, locale).filter((name) => !current.has(name)));
+  for (const name of [...lock.files.keys()]) {
+    const mine = files.directoryLayout ? name.startsWith(prefix) : name === prefix;
+    if (!mine || current.has(name)) continue;
+    if (isFile(join(localesDir, name))) orphaned.add(name);
+    else lock.files.delete(name);
+  }
+  return [...orphaned].sort(byCodeUnits);
 }
 
 /**

@@ -1,10 +1,10 @@
-// Placeholders a translation must keep verbatim — i18next {{name}} and $t(key), ICU {count}, Polyglot's
-// %{name}, ${name}, vue-i18n's @:key, printf %s / %1$d / %(name)s / %%, HTML and <Trans> tags, character
-// references, a Markdown link's (destination) — are swapped for numbered
-// sentinels ⟦n⟧ (which translators, Apertium included, pass through), then restored. A translation that
-// loses, repeats or invents a sentinel, puts a closing tag before its opening tag, or reorders printf conversions
-// that take their arguments in the order written (%s, %d: printfReordered), is refused; the source's
-// edge whitespace is kept. Same expressions
+// Placeholders a translation must keep verbatim — i18next {{name}} (and ${{amount}}, a $ written before one) and
+// $t(key), ICU {count}, auto-numbered {} / {:.2f} / {!r}, Polyglot's %{name}, ${name}, vue-i18n's @:key, printf
+// %s / %1$d / %*d / %.*f / %(name)s / %%, HTML and <Trans> tags, character references, a Markdown link's
+// (destination) — are swapped for numbered sentinels ⟦n⟧ (which translators, Apertium included, pass through),
+// then restored. A translation that loses, repeats or invents a sentinel, puts a closing tag before its opening
+// tag, or reorders printf conversions or auto-numbered fields that take their arguments in the order written (%s,
+// %*d; {}, {:.2f}: reordered), is refused; the source's edge whitespace is kept. Same expressions
 // as mt_eval.champollion.placeholders; bridge/vectors/champollion/placeholders.json holds the cases
 // both sides pass. A text that holds an ICU plural, select or selectordinal message (./icu.js) has its
 // syntax ("{count, plural, one {", "} other {", "}}") and its arguments ("#", "{name}") protected as
@@ -20,14 +20,18 @@ import { IcuSyntaxError, IcuTooDeep, parse } from './icu.js';
 
 // Every alternative starts with one fixed character (not a class, an optional one or a lookbehind), so the scan
 // skips the text between such characters at once: one that did not made every string's scan ten times slower.
-const ARGUMENT = String.raw`\{[ \t]*\$?[A-Za-z0-9_.-]+[ \t]*(?:[,:!][^{}]*)?\}`; // {name}, {0}, {count, number}
+// {name}, {0}, {count, number}, {amount:.2f}, {0!r}, Angular's {$INTERPOLATION}; auto-numbered {}, {:.2f}, {!r}
+const ARGUMENT = String.raw`\{(?:[ \t]*\$?[A-Za-z0-9_.-]+[ \t]*(?:[,:!][^{}]*)?|[:!][^{}]*)?\}`;
+const PRINTF_WIDTH = String.raw`(?:\*(?:[0-9]+\$)?|[0-9]*)(?:\.(?:\*(?:[0-9]+\$)?|[0-9]+))?`; // 10 .2 * .* *2$
+const PRINTF_LENGTH_AND_TYPE = '(?:hh|h|ll|l|L|q|j|z|t)?[sdifuxXeEgGc@]';
 const PLACEHOLDER = new RegExp([
   String.raw`\{\{[^{}]*\}\}`,
+  String.raw`\$\{\{[^{}]*\}\}`, // ${{amount}}: a $ written before {{amount}}
   String.raw`\$t\([^()]*\)`,
   ARGUMENT, `%${ARGUMENT}`, String.raw`\$` + ARGUMENT, // {name}, %{name}, ${name}
   String.raw`@(?:\.[A-Za-z]+)?:(?:\([^()]*\)|\{[^{}]*\}|[A-Za-z0-9_|/.-]*[A-Za-z0-9_|/-])`, // vue-i18n @:key
   String.raw`\((?<=\]\()[^() \t\r\n]*(?:[ \t]+"[^"\r\n]*")?\)`, // a Markdown link's (url "title")
-  String.raw`%(?:\([A-Za-z0-9_.-]+\))?(?:[0-9]+\$)?[-+0#]*[0-9]*(?:\.[0-9]+)?(?:hh|h|ll|l|L|q|j|z|t)?[sdifuxXeEgGc@]`,
+  String.raw`%(?:\([A-Za-z0-9_.-]+\))?(?:[0-9]+\$)?[-+0#]*` + PRINTF_WIDTH + PRINTF_LENGTH_AND_TYPE, // %s %1$s %*d
   '%%',
   String.raw`<\/?[A-Za-z][A-Za-z0-9_:.-]*(?:[ \t\r\n]+[^<>]*?)?[ \t\r\n]*\/?>`,
   String.raw`<\/?[0-9]+[ \t]*\/?>`,
@@ -36,8 +40,10 @@ const PLACEHOLDER = new RegExp([
 ].join('|'), 'g');
 const SENTINEL = /⟦[ \t]*([0-9]+)[ \t]*⟧/g;
 const TAG = /^<(\/?)([A-Za-z][A-Za-z0-9_:.-]*|[0-9]+)(?:[ \t\r\n][^<>]*)?>$/; // a placeholder that is a tag
-// a printf conversion that takes the next argument (%s, %.2f, %ld), not a numbered (%1$s) or named (%(name)s) one
-const IN_TURN = /^%[-+0#]*[0-9]*(?:\.[0-9]+)?(?:hh|h|ll|l|L|q|j|z|t)?[sdifuxXeEgGc@]$/;
+// a printf conversion that takes the next arguments (%s, %.2f, %ld, %*d), not a numbered (%1$s) or named (%(name)s)
+// one; a format field that does so ({}, {:.2f}, {!r}), not a numbered ({0}) or named ({name}) one
+const IN_TURN = new RegExp(String.raw`^%[-+0#]*(?:\*|[0-9]*)(?:\.(?:\*|[0-9]+))?` + PRINTF_LENGTH_AND_TYPE + '$');
+const AUTO_NUMBERED = /^\{(?:[:!][^{}]*)?\}$/;
 
 /**
  * {text, placeholders, icu, apostrophesDoubled}: text with its placeholders replaced by ⟦0⟧, ⟦1⟧ … in order of
@@ -153,18 +159,35 @@ function tagsReversed(translated, placeholders) {
 }
 
 /**
- * The source's printf conversions that take their arguments in the order written (%d … %s), when the translation
- * does not keep their order: printf would give each the other's argument. Numbered ones (%1$d) may move.
+ * The source's printf conversions that take their arguments in the order written (%d … %s), and so its
+ * auto-numbered format fields ({} … {}), when the translation does not keep their order: each would be given
+ * another's argument. Numbered ones (%1$d, {0}) may move.
  */
-function printfReordered(translated, placeholders) {
-  const inTurn = placeholders.flatMap((placeholder, index) => (IN_TURN.test(placeholder) ? [index] : []));
+function reordered(translated, placeholders) {
   const where = new Map([...translated.matchAll(SENTINEL)].map((m) => [Number(m[1]), m.index]));
-  const kept = inTurn.every((index, at) => at === 0 || where.get(inTurn[at - 1]) < where.get(index));
-  if (kept) return [];
-  const written = inTurn.map((index) => placeholders[index]).join(' and ');
-  const numbered = inTurn.map((index, at) => `%${at + 1}$${placeholders[index].slice(1)}`).join(' and ');
-  return [`reordered ${written}, which take their arguments in the order they are written (numbered, ${numbered}, they may move)`];
+  const problems = [];
+  for (const [kind, numbered] of [[IN_TURN, printfNumbered], [AUTO_NUMBERED, fieldsNumbered]]) {
+    const inTurn = placeholders.flatMap((placeholder, index) => (kind.test(placeholder) ? [index] : []));
+    if (inTurn.every((index, at) => at === 0 || where.get(inTurn[at - 1]) < where.get(index))) continue;
+    const written = inTurn.map((index) => placeholders[index]);
+    problems.push(`reordered ${written.join(' and ')}, which take their arguments in the order they are written `
+      + `(numbered, ${numbered(written).join(' and ')}, they may move)`);
+  }
+  return problems;
 }
+
+// printf conversions that take their arguments in turn, numbered as they take them: %s %*d gives %1$s %3$*2$d (a *
+// width or precision takes an argument before its conversion does).
+function printfNumbered(conversions) {
+  let taken = 0;
+  return conversions.map((conversion) => {
+    const body = conversion.slice(1).replaceAll('*', () => `*${++taken}$`);
+    return `%${++taken}$${body}`;
+  });
+}
+
+// Auto-numbered format fields, numbered: {} {:.2f} {!r} gives {0} {1:.2f} {2!r}.
+const fieldsNumbered = (fields) => fields.map((field, number) => `{${number}${field.slice(1)}`);
 
 // An apostrophe of the translation's text right before a sentinel: not one of a pair already, nor the first of two
 // around it ('{literal}', a literal the source quoted and the translation kept)
@@ -226,7 +249,7 @@ export function restore(translated, placeholders, icu = null, apostrophesDoubled
     else if (count > 1) problems.push(`repeated placeholder ${placeholder} (${count} times)`);
   });
   for (const index of [...seen.keys()].sort((a, b) => a - b)) problems.push(`invented placeholder ⟦${index}⟧`);
-  if (!problems.length) problems.push(...tagsReversed(translated, placeholders), ...printfReordered(translated, placeholders));
+  if (!problems.length) problems.push(...tagsReversed(translated, placeholders), ...reordered(translated, placeholders));
   if (problems.length) throw new PlaceholderError(`the translation ${JSON.stringify(translated)} ${problems.join('; ')}`);
   const restored = (icu === null ? translated : apostrophesKept(translated, placeholders, apostrophesDoubled))
     .replace(SENTINEL, (_, index) => placeholders[Number(index)]);

@@ -14,11 +14,11 @@ import { prefixedLogger } from '../host-options.js';
 import { problemIn } from '../lone-surrogates.js';
 import { readMethodManifest } from '../manifest.js';
 import { FileProblem, isFile, unwritable, writeAtomic } from './files.js';
-import { byCodeUnits, formatJson } from './json.js';
+import { formatJson } from './json.js';
 import { LanguageError, pairLanguages, sameLocale } from './languages.js';
 import { describeEscaped } from './method-guard.js';
 import { checkLocalesOptions } from './options.js';
-import { fill, findLocaleFiles, slots } from './locales.js';
+import { dropStaleFiles, fill, findLocaleFiles, slots } from './locales.js';
 import { LOCK_FILE, methodFingerprint, readLock } from './lockfile.js';
 import { hasWords, keepEdges, PlaceholderError, protect, restore } from './placeholders.js';
 import { planFile, sourceOf } from './plan.js';
@@ -379,21 +379,4 @@ function finishFile(plan, outcomes, texts, lock, fingerprint, dryRun) {
     .filter((slot) => entries.has(slot.key) && values.has(slot.key) && !slot.collision)
     .map((slot) => [slot.key, entries.get(slot.key)])));
   return report;
-}
-
-// Forget lock entries of this locale's target files whose source file is gone — once the target file is gone too:
-// while it stays, its entries say what its values translate, so a source file of that name coming back with other
-// texts has them translated again (forgotten, the old translations were adopted as written by hand). Returns the
-// target files kept so, orphaned (sorted): the report names them.
-function dropStaleFiles(lock, files, locale, plans, localesDir) {
-  const current = new Set(plans.map((plan) => plan.name));
-  const prefix = files.targetName(locale, '');
-  const orphaned = [];
-  for (const name of [...lock.files.keys()]) {
-    const mine = files.directoryLayout ? name.startsWith(prefix) : name === prefix;
-    if (!mine || current.has(name)) continue;
-    if (isFile(join(localesDir, name))) orphaned.push(name);
-    else lock.files.delete(name);
-  }
-  return orphaned.sort(byCodeUnits);
 }
