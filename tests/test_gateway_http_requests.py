@@ -276,3 +276,21 @@ async def test_a_model_off_the_allowlist_is_named_as_a_json_string_with_its_quot
     assert json.loads(answered)["error"]["message"].startswith(said)
     assert [line["refused"] for line in await the_one_log_line(tmp_path)] == [json.loads(answered)["error"]["message"]]
     assert upstream.requests == []
+
+
+@pytest.mark.parametrize(("options", "words"), [(5, "the number 5"), ([{"include_usage": True}], "an array"),
+                                                ("include_usage", 'the string "include_usage"')])
+async def test_stream_options_that_are_not_an_object_are_refused_400_not_replaced(serve, tmp_path: Path, options,
+                                                                                 words: str):
+    """Before, a streamed chat completion's ``stream_options`` that was not an object was silently replaced by the
+    ``{"include_usage": true}`` the gateway asks for: the upstream never saw what the method sent."""
+    async with Upstream(answer) as upstream:
+        _, url = await serve(upstream.base_url)
+        async with aiohttp.ClientSession() as client, client.post(
+                f"{url}/chat/completions", json={**ASK, "stream": True, "stream_options": options}) as response:
+            error = (await response.json())["error"]
+    assert response.status == 400 and error["code"] == "invalid_stream_options"
+    assert error["message"] == (f'the request\'s "stream_options" is {words}, not an object: send an object, such as '
+                                '{"include_usage": true}, or leave it out')
+    assert [line["refused"] for line in await the_one_log_line(tmp_path)] == [error["message"]]
+    assert upstream.requests == []

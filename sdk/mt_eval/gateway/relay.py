@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import msgspec
 
 from mt_eval.gateway.http import ServerConnection, error_body
-from mt_eval.gateway.upstream import PASSED_BACK, Exchange, UpstreamError
+from mt_eval.gateway.upstream import PASSED_BACK, AnswerTooLarge, Exchange, UpstreamError
 
 if TYPE_CHECKING:
     from mt_eval.gateway.policy import GatewayPolicy
@@ -36,10 +36,6 @@ JSON = b"application/json"
 # The most of one answer the gateway holds (it keeps an answer whole, to send it and read its usage): beyond it, an
 # upstream that answers without end would take the memory of the gateway, and of the run it serves.
 MAX_ANSWER = 256 * 1024 * 1024
-
-
-class AnswerTooLarge(UpstreamError):
-    """The upstream's answer is over `MAX_ANSWER`."""
 
 
 class _Answer(msgspec.Struct):

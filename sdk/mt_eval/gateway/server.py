@@ -12,10 +12,11 @@ written once per turn of the event loop, together.
 
 A refusal is an HTTP error in OpenAI's shape — ``{"error": {"message", "type", "code"}}`` — that tells the
 method what it asked for and what it may use: 400 ``invalid_json`` (the body is not a JSON object), 400
-``model_missing``, 403 ``model_not_allowed``, 403
+``model_missing``, 400 ``invalid_stream_options`` (not an object), 403 ``model_not_allowed``, 403
 ``token_budget_exhausted``, 404 for what is not a model endpoint, 502 ``upstream_unreachable`` when the
 upstream cannot be reached or breaks off, 502 ``upstream_answer_too_large`` for an answer over
-`mt_eval.gateway.relay.MAX_ANSWER` (256 MiB: the rest is not read), 504 ``upstream_timeout`` when it does not
+`mt_eval.gateway.relay.MAX_ANSWER` (256 MiB: the rest is not read) or whose head (status line and headers) is over
+64 KiB, 504 ``upstream_timeout`` when it does not
 answer within the policy's ``timeout_s``, 503 ``audit_log_unwritable`` while its log cannot be written (a
 full disk). Every refusal is logged, those the HTTP side makes too (a body over its limit, a request that is
 not HTTP, 408 ``request_timeout`` for one that stopped arriving half-way or whose head came too slowly).
@@ -245,6 +246,10 @@ class Gateway:
                     else f'the request\'s "model" is {value_in_words(model)}, not a string')
             return self.refuse(request, client, None, 400, f"{what}: name one of the allowed models ({self.allowed})",
                                "model_missing", started)
+        if ask.stream_options is not None and not isinstance(ask.stream_options, dict):  # (null: left out)
+            return self.refuse(request, client, model, 400, f'the request\'s "stream_options" is '
+                               f"{value_in_words(ask.stream_options)}, not an object: send an object, such as "
+                               '{"include_usage": true}, or leave it out', "invalid_stream_options", started)
         route = self._routes.get(model)
         if route is None:
             return self.refuse(request, client, model, 403, f"model {js_string(model)} is not on this gateway's "
@@ -259,8 +264,7 @@ class Gateway:
         changes: dict[str, Any] = {"model": route.rename} if route.rename else {}
         hide_usage = ask.stream is True and request.path in USAGE_ON_REQUEST and not _asks_for_usage(ask.stream_options)
         if hide_usage:  # (else its tokens would count 0; the chunk it adds is read, not passed on: `Relay`)
-            given = ask.stream_options if isinstance(ask.stream_options, dict) else {}
-            changes["stream_options"] = {**given, "include_usage": True}
+            changes["stream_options"] = {**(ask.stream_options or {}), "include_usage": True}
         if changes:
             sent = msgspec.json.encode({**msgspec.json.decode(body), **changes})
         query = "&".join(part for part in (route.query, request.query) if part)

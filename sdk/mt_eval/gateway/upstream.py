@@ -4,7 +4,8 @@ origin (asyncio protocols, answers parsed by httptools), driven by callbacks.
 `UpstreamPool.send` writes a request (head and body in one write) on an idle connection to its origin, or on
 a new one (TLS for https), and tells the `Exchange` what comes back: the status and headers, each piece of
 the body (decoded from chunked framing, and from gzip or deflate, which the gateway does not ask for but an
-upstream may send anyway: expanded `DECODED_PIECE` at a time), the end, or the failure. A kept-alive
+upstream may send anyway: expanded `DECODED_PIECE` at a time), the end, or the failure (`AnswerTooLarge` for a
+head, status line and headers, over `MAX_HEAD`, which the parser would otherwise hold without end). A kept-alive
 connection that the upstream closed while it sat idle is noticed and the request sent again on a fresh one,
 once.
 """
@@ -19,6 +20,8 @@ from typing import NamedTuple
 from urllib.parse import urlsplit
 
 import httptools
+
+from mt_eval.gateway.http import MAX_HEAD
 
 IDLE_KEEP_S = 15.0  # an idle upstream connection older than this is not reused
 IDLE_MAX = 64  # idle connections kept per origin
@@ -55,6 +58,11 @@ def split_url(url: str) -> tuple[Origin, str]:
 
 class UpstreamError(ConnectionError):
     """The upstream broke off its answer, or gave one that cannot be read."""
+
+
+class AnswerTooLarge(UpstreamError):
+    """The upstream's answer is over a limit of the gateway (its head over `MAX_HEAD`, or its body over
+    `mt_eval.gateway.relay.MAX_ANSWER`): the rest is not read."""
 
 
 class Exchange:
@@ -103,6 +111,7 @@ class UpstreamConnection(asyncio.Protocol):
         self._status = 0
         self._decoder: zlib._Decompress | None = None
         self._received = False
+        self._head_size = 0  # bytes received of the answer's head, while it is not whole
         self._delimited_by_close = False
         self.closed = False
         self.idle_since = 0.0
@@ -115,7 +124,7 @@ class UpstreamConnection(asyncio.Protocol):
         assert self._transport is not None
         self._exchange, self._message = exchange, message
         exchange.upstream = self
-        self._received, self._status, self._headers = False, 0, {}
+        self._received, self._status, self._headers, self._head_size = False, 0, {}, 0
         self._transport.write(message)
 
     def pause(self) -> None:
@@ -138,6 +147,13 @@ class UpstreamConnection(asyncio.Protocol):
             self._parser.feed_data(data)
         except httptools.HttpParserError as exc:
             self._fail(UpstreamError(f"its answer is not valid HTTP: {exc}"))
+            return
+        if not self._status and self._exchange is not None:  # its head is not whole yet: all it sent is head
+            self._head_size += len(data)
+            if self._head_size > MAX_HEAD:  # (httptools would hold a header line that never ends whole)
+                self._fail(AnswerTooLarge(f"the head of its answer (status line and headers) is over "
+                                          f"{MAX_HEAD // 1024} KiB, the most the gateway reads of it; an upstream "
+                                          "sends a few hundred bytes"))
 
     def eof_received(self) -> bool:
         return False
