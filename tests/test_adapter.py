@@ -144,7 +144,6 @@ async def test_a_stray_or_missing_line_fails_only_its_own_entry_never_shifting_t
     finally:
         await translator.aclose()
 
-
 BANNER_PROGRAM = ("import sys, time\ntime.sleep(0.3)\nprint('Loading model... done', flush=True)\n"
                   "print('ready', flush=True)\nfor line in sys.stdin:\n    print(line.rstrip('\\n').upper(), "
                   "flush=True)\n")
@@ -212,7 +211,10 @@ async def test_an_oversized_answer_fails_its_record_only():
         results = await texts_through(translator, ["!big", "fine"])
     finally:
         await translator.aclose()
-    assert results == [(None, "record_translator.py sent an answer over 1024 bytes"), ("T:FINE", None)]
+    oversized = ("record_translator.py sent an answer over 1,024 bytes without ending it. Fix: make it end each "
+                 "answer with the framing's terminator (and flush it), or, if its answers are that long, raise "
+                 "ProcessOptions.max_record_bytes")
+    assert results == [(None, oversized), ("T:FINE", None)]
 
 
 async def test_restart_when_keeps_state_from_leaking_between_records():
@@ -351,8 +353,9 @@ async def test_batch_mode_ends_a_runaway_program_at_once_without_holding_its_out
     """Before: its whole output was kept until the timeout (a program printing for ever filled the memory)."""
     limits = ProcessOptions(timeout_s=60, max_record_bytes=1000, shutdown_grace_s=0.3)
     endless_answer = translator_for("--batch", framing=LINES, persistent=False, options=limits)
-    assert await texts_through(endless_answer, ["!big"]) == [(None, "record_translator.py sent an answer over 1000 "
-                                                                    "bytes")]
+    (_, error), = await texts_through(endless_answer, ["!big"])
+    assert error is not None and error.startswith("record_translator.py sent an answer over 1,000 bytes without "
+                                                  "ending it. Fix:")
     endless_answers = ProcessTranslator(["yes"], framing=LINES, persistent=False, options=limits)
     assert await texts_through(endless_answers, ["a"]) == [(None, "yes gave over 18 answers for 1 record(s)")]
 

@@ -250,3 +250,15 @@ async def test_a_program_that_never_passes_back_a_marker_fails_every_record_in_o
     assert time.perf_counter() - started < 4
     assert all(text is None and "passed back no marker line" in (error or "") for text, error in said), said
     assert translator.runners[0].restarts <= 1
+
+
+async def test_a_text_of_several_lines_failing_at_once_fails_as_its_own_entry(tmp_path):
+    """Before: both lines' failures escaped as an exception group, and the method failed the whole batch."""
+    translator = ProcessTranslator([sys.executable, "-c", MANGLING_PROGRAM], framing=LINES,
+                                   options=ProcessOptions(timeout_s=0.5, shutdown_grace_s=0.3))
+    try:
+        results = await translator.translate([{"id": "a", "source": "one\ntwo"}, {"id": "b", "source": "three"}])
+    finally:
+        await translator.aclose()
+    assert [r["id"] for r in results] == ["a", "b"]
+    assert all(r["predicted"] is None and "passed back no marker line" in r["error"] for r in results), results

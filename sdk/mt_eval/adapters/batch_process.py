@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping, Sequence
 
 from mt_eval.adapters.framing import Framing
-from mt_eval.adapters.hints import answer_count_mismatch, cannot_start
+from mt_eval.adapters.hints import answer_count_mismatch, cannot_start, oversized_answer
 from mt_eval.adapters.record_process import (
     DEFAULT_TIMEOUT_S,
     TRANSIENT_START_ERRORS,
@@ -53,7 +53,7 @@ class _OneRun(ChildProcess):
             self._answers += found
             self._open_from = self.output.rfind(self._terminator) + len(self._terminator)
         if len(self.output) - self._open_from > self._max_answer:
-            self._overflowed(f"{self.label} sent an answer over {self._max_answer} bytes")
+            self._overflowed(oversized_answer(self.label, self._max_answer))
         elif self._answers > self._answers_allowed:
             self._overflowed(f"{self.label} gave over {self._answers_allowed} answers for "
                              f"{(self._answers_allowed - 16) // 2} record(s)")

@@ -36,6 +36,12 @@ def answer_count_mismatch(label: str, found: int, records: int, framing: Framing
     return message
 
 
+def oversized_answer(label: str, limit: int) -> str:
+    """For an answer that grew past ``ProcessOptions.max_record_bytes`` without its terminator."""
+    return (f"{label} sent an answer over {limit:,} bytes without ending it. Fix: make it end each answer with the "
+            "framing's terminator (and flush it), or, if its answers are that long, raise "
+            "ProcessOptions.max_record_bytes")
+
 # The cause and the fix for a persistent program that exits after each answer (`mt_eval.adapters.stage`).
 ONE_SHOT = ("it reads one record and exits. Fix: run it with persistent=False (one process per batch), or make it "
             "read records until its input ends")

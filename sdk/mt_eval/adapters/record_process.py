@@ -41,7 +41,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 from mt_eval.adapters.framing import Framing, Markers
-from mt_eval.adapters.hints import buffering_hint, cannot_start, closed_input, shown_answers, still_busy
+from mt_eval.adapters.hints import (
+    buffering_hint,
+    cannot_start,
+    closed_input,
+    oversized_answer,
+    shown_answers,
+    still_busy,
+)
 from mt_eval.child_process import ChildProcess, LazyTimer
 from mt_eval.child_stderr import last_lines
 from mt_eval.process_state import group_busy, group_reads_stdin
@@ -236,7 +243,7 @@ class RecordProcess(ChildProcess):
         if start:
             del buffer[:start]
         if len(buffer) > self.options.max_record_bytes and not self._gone:
-            self._kill("oversized", f"{self.label} sent an answer over {self.options.max_record_bytes} bytes")
+            self._kill("oversized", oversized_answer(self.label, self.options.max_record_bytes))
 
     def _aligned(self, answer: bytes) -> None:
         """An answer under an aligned framing: a record's answer, or a marker closing the records up to it."""

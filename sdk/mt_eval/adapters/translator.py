@@ -104,6 +104,12 @@ class ProcessTranslator:
                 record = await runner.ask(record, timeout_s)
             return record
 
+        async def answer_or_failure(record: bytes) -> bytes | RecordFailure:
+            try:
+                return await answer(record)
+            except RecordFailure as failure:  # returned, not raised: the text's other lines still get answered,
+                return failure  # and two failed lines are one failed text, not an exception group
+
         async def one(text: str) -> TextResult:
             started = time.perf_counter()
             try:
@@ -111,7 +117,10 @@ class ProcessTranslator:
                 if len(records) == 1:
                     answers = [await answer(records[0])]
                 else:
-                    answers = await all_of(answer, records)
+                    outcomes = await all_of(answer_or_failure, records)
+                    if failure := next((o for o in outcomes if isinstance(o, RecordFailure)), None):
+                        raise failure
+                    answers = [o for o in outcomes if isinstance(o, bytes)]
                 translation = self.framing.join(answers, self.stages[-1].name)
             except FramingError as exc:
                 return TextResult(None, str(exc), time.perf_counter() - started)
