@@ -13,10 +13,13 @@ import pytest
 
 from mt_eval.bridge.conformance import run_vector
 from mt_eval.bridge.runtimes import node_command, node_guest_script, python_command
-from mt_eval.bridge.transcripts import load_vectors, mismatch
+from mt_eval.bridge.transcripts import load_vectors, mismatch, requests_of
 
 REVERSE = Path(__file__).parent / "fixtures" / "reverse"
+DECIDES_ONLY = Path(__file__).parent.parent / "examples" / "rules-grader"
 VECTORS = load_vectors()
+# Each transcript once, or once per request its by_request steps are written for (the reverse fixture does both).
+RUNS = [(vector, request) for vector in VECTORS for request in requests_of(vector) or [None]]
 GUESTS = {
     "python": python_command(REVERSE),
     "node": node_command(REVERSE),
@@ -30,26 +33,94 @@ def test_there_are_transcripts_for_the_documented_cases():
 
 
 @pytest.mark.parametrize("runtime", list(GUESTS))
-@pytest.mark.parametrize("vector", VECTORS, ids=lambda v: v["name"])
-async def test_reference_guest_passes(runtime: str, vector):
+@pytest.mark.parametrize(("vector", "request_kind"), RUNS, ids=lambda v: v["name"] if isinstance(v, dict) else v)
+async def test_reference_guest_passes(runtime: str, vector, request_kind: str | None):
+    """Before (the decide runs): a whole-number float in a decide request's config (64.0) was refused by the
+    Python guest, which reads it as 64 in translate's."""
     if runtime == "node" and (shutil.which("node") is None or not node_guest_script().is_file()):
         pytest.fail(f"the Node guest runner {node_guest_script()} (and node) are required")
-    outcome = await run_vector(vector, GUESTS[runtime])
+    outcome = await run_vector(vector, GUESTS[runtime], request=request_kind)
     assert outcome.passed, f"{outcome.failure}\nstderr:\n{outcome.stderr_tail}"
+    assert outcome.skipped is None or "unless" in vector or "requires_capability" in vector
 
 
-@pytest.mark.parametrize("vector", [v for v in VECTORS if "requires" in v or "unless" in v], ids=lambda v: v["name"])
+def _requires(vector) -> list[str]:
+    required = vector.get("requires", [])
+    return [required] if isinstance(required, str) else required
+
+
+@pytest.mark.parametrize("vector", [v for v in VECTORS if "decide" in _requires(v) or "unless" in v],
+                         ids=lambda v: v["name"])
 async def test_a_guest_that_only_translates_skips_the_decide_transcripts_and_refuses_decide(vector):
     outcome = await run_vector(vector, python_command(Path(__file__).parent.parent / "examples" / "lexicon-eng-spa"))
     assert outcome.passed, f"{outcome.failure}\nstderr:\n{outcome.stderr_tail}"
-    assert outcome.skipped == ("the guest does not implement decide" if "requires" in vector else None)
+    assert outcome.skipped == {"decide": None, "translate": "the guest implements translate"}.get(
+        vector.get("unless"), "the guest does not implement decide")
+
+
+@pytest.mark.parametrize("runtime", ["python", "node"])
+def test_check_passes_a_guest_that_only_decides_running_the_protocol_transcripts_with_decide(runtime: str):
+    """Before: 16 of the 29 transcripts failed a correct decision-only guest, as each sent it translate."""
+    import subprocess
+
+    guest = python_command(DECIDES_ONLY) if runtime == "python" else node_command(DECIDES_ONLY)
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "bridge", "check", "--", *guest],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    translate_only = [v["name"] for v in VECTORS if "translate" in _requires(v)]
+    assert {"translate", "invalid-params", "extra-entry-fields", "decide-and-translate-in-flight"} <= \
+        set(translate_only)
+    for name in translate_only:  # (translate's own semantics: skipped, and said so)
+        assert f"  skip  {name}: the guest does not implement translate" in done.stdout
+    for vector in VECTORS:
+        if requests_of(vector):  # (the protocol's: run with decide)
+            assert f"  ok    {vector['name']} (decide)" in done.stdout
+    skipped = len(translate_only) + 1  # (and decide-not-implemented)
+    assert f"conformance: {len(VECTORS) - skipped} passed, 0 failed, {skipped} not applicable" in done.stdout
+    assert "(translate)" not in done.stdout
+
+
+WRONG_PARSE_ERROR = """import json, subprocess, sys, threading
+guest = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE)
+
+
+def forward():  # (in a thread of its own: a guest that sits single-threaded in read() would be taken for a filter)
+    for line in sys.stdin.buffer:
+        try:
+            json.loads(line)
+        except ValueError:
+            print('{"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "invalid request"}}', flush=True)
+            continue
+        guest.stdin.write(line)
+        guest.stdin.flush()
+    guest.stdin.close()
+
+
+threading.Thread(target=forward, daemon=True).start()
+sys.exit(guest.wait())
+"""
+
+
+def test_check_fails_a_guest_that_only_decides_for_a_protocol_fault_naming_the_transcript(tmp_path: Path):
+    """Before: every guest that only decides failed parse-error, for its translate request, whatever its fault."""
+    import subprocess
+
+    wrapper = tmp_path / "wrong_parse_error.py"
+    wrapper.write_text(WRONG_PARSE_ERROR)
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "bridge", "check", "--", sys.executable, str(wrapper),
+                           *python_command(DECIDES_ONLY)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert ("  FAIL  parse-error (decide): a line that is not JSON gets -32700 with a null id, and the guest keeps "
+            "serving.\n        step 4 (expect): $.error.code: expected -32700, got -32600") in done.stdout
+    assert "  ok    string-request-ids (decide)" in done.stdout
 
 
 def test_every_message_a_transcript_compares_word_for_word_is_written_in_the_protocol():
     """Before: a guest written from bridge/PROTOCOL.md failed four transcripts on error messages it never stated."""
     protocol = (Path(__file__).parent.parent / "bridge" / "PROTOCOL.md").read_text(encoding="utf-8")
-    patterns = [step.get("expect") for v in VECTORS for step in v["steps"]]
-    patterns += [p for v in VECTORS for step in v["steps"] for p in step.get("expect_unordered", [])]
+    steps = [each for v in VECTORS for step in v["steps"] for each in step.get("by_request", {}).values() or [step]]
+    patterns = [step.get("expect") for step in steps]
+    patterns += [p for step in steps for p in step.get("expect_unordered", [])]
     messages = {p["error"]["message"] for p in patterns if isinstance(p, dict) and isinstance(p.get("error"), dict)
                 and isinstance(p["error"].get("message"), str) and not p["error"]["message"].startswith("$")}
     assert len(messages) >= 10
@@ -101,9 +172,10 @@ def test_check_command_reports_and_exits(tmp_path: Path):
     ok = subprocess.run([sys.executable, "-m", "mt_eval.cli", "bridge", "check", "--", *python_command(REVERSE)],
                         capture_output=True, text=True, timeout=300)
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    unless = sum(1 for v in VECTORS if v.get("unless") == "decide")
-    assert f"conformance: {len(VECTORS) - unless} passed, 0 failed, {unless} not applicable" in ok.stdout
+    unless = sum(1 for v in VECTORS if v.get("unless") in ("decide", "translate"))
+    assert f"conformance: {len(RUNS) - unless} passed, 0 failed, {unless} not applicable" in ok.stdout
     assert "  skip  decide-not-implemented: the guest implements decide" in ok.stdout
+    assert "  ok    parse-error (translate)\n  ok    parse-error (decide)\n" in ok.stdout  # (it does both: each runs)
     bad = subprocess.run([sys.executable, "-m", "mt_eval.cli", "bridge", "check", "--", "cat"],
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode == 1

@@ -115,7 +115,8 @@ def test_a_transcript_step_that_is_not_one_is_named(tmp_path: Path, capsys):
     """Before: an AttributeError or a StopIteration traceback, once the guest had been started."""
     from mt_eval.cli import main
 
-    for steps in ([1], [{}], [{"sned": {}}], [{"send": {}, "expect": {}}]):
+    for steps in ([1], [{}], [{"sned": {}}], [{"send": {}, "expect": {}}], [{"by_request": {}}],
+                  [{"by_request": {"decide": {"sned": {}}}}], [{"by_request": {"decide": {"by_request": {}}}}]):
         (tmp_path / "a.json").write_text(json.dumps({"name": "x", "steps": steps}))
         assert main(["bridge", "check", "--vectors", str(tmp_path), "--", sys.executable, "-c", "pass"]) == 2
         err = capsys.readouterr().err

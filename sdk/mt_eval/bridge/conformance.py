@@ -18,7 +18,14 @@ from typing import Any
 import anyio
 
 from mt_eval.bridge.messages import DEFAULT_MAX_LINE_BYTES
-from mt_eval.bridge.transcripts import mismatch, not_applicable, unordered_assignment
+from mt_eval.bridge.transcripts import (
+    mismatch,
+    not_applicable,
+    requests_of,
+    requests_to_run,
+    step_for,
+    unordered_assignment,
+)
 from mt_eval.process_state import outside_group
 
 STEP_TIMEOUT_S = 10.0
@@ -38,6 +45,8 @@ class VectorOutcome:
     failed_step: int = 0  # the number of the step that failed (0: none did)
     no_handshake: str | None = None  # why a guest cannot answer initialize (it exited, it is no guest): all would fail
     not_started: bool = False  # the program could not be started at all: no other transcript can run either
+    request: str | None = None  # the request a transcript with by_request steps was run with
+    more_requests: list[str] = field(default_factory=list)  # the others the guest implements: run it with each too
 
     @property
     def passed(self) -> bool:
@@ -45,11 +54,15 @@ class VectorOutcome:
 
 
 async def run_vector(vector: Mapping[str, Any], command: Sequence[str], *, cwd: str | None = None,
-                     env: Mapping[str, str] | None = None, step_timeout_s: float = STEP_TIMEOUT_S) -> VectorOutcome:
-    """Run one transcript against a fresh guest process."""
+                     env: Mapping[str, str] | None = None, step_timeout_s: float = STEP_TIMEOUT_S,
+                     request: str | None = None) -> VectorOutcome:
+    """Run one transcript against a fresh guest process; one with ``by_request`` steps with ``request``, or (None)
+    with the first of its requests the guest implements, naming the others in ``more_requests``."""
     from mt_eval.process_exit import adopt_orphans
 
-    outcome = VectorOutcome(vector["name"], vector.get("description", ""))
+    outcome = VectorOutcome(vector["name"], vector.get("description", ""), request=request)
+    if request is not None:
+        outcome.name = f"{vector['name']} ({request})"
     adopt_orphans()  # (what the guest daemonises is ended at the program's end, as a method's is)
     try:
         process = await asyncio.create_subprocess_exec(
@@ -145,7 +158,10 @@ async def _steps(vector: Mapping[str, Any], process: asyncio.subprocess.Process,
                  step_timeout_s: float, strays: dict[int, str], label: str) -> None:
     """Each step of the transcript in turn, each within ``step_timeout_s``; the first failure ends it."""
     last_sent = None
-    for number, step in enumerate(vector["steps"], start=1):
+    for number, written in enumerate(vector["steps"], start=1):
+        step = step_for(written, outcome.request or next(iter(requests_of(vector)), None))
+        if step is None:  # (a step of the transcript as run with another request)
+            continue
         if process.returncode is None:
             strays.update(outside_group(process.pid))
         if isinstance(step.get("send"), dict):
@@ -172,9 +188,12 @@ async def _steps(vector: Mapping[str, Any], process: asyncio.subprocess.Process,
             return
         if outcome.skipped is None and isinstance(outcome.last, dict) and \
                 isinstance(outcome.last.get("result"), dict) and "protocol_version" in outcome.last["result"]:
-            outcome.skipped = not_applicable(vector, outcome.last["result"])
+            outcome.skipped = not_applicable(vector, outcome.last["result"], outcome.request)
             if outcome.skipped:
                 return
+            if outcome.request is None and (runs := requests_to_run(vector, outcome.last["result"])):
+                outcome.request, outcome.more_requests = runs[0], runs[1:]
+                outcome.name = f"{vector['name']} ({outcome.request})"
         if failure:
             outcome.failure = f"step {number} {_describe(step)}: {failure}"
             outcome.failed_step = number

@@ -143,7 +143,7 @@ def decide_params(params: Any, default_config: dict[str, Any] | None = None) -> 
     if problem or not isinstance(rows, list):
         raise ValueError(problem)
     given = params.get("config")
-    given = (default_config or {}) if given is None else given
+    given = _read_as_node((default_config or {}) if given is None else given)  # (64.0 is 64, as for translate)
     try:
         config = msgspec.convert(given, DecisionConfig)
     except msgspec.ValidationError as exc:

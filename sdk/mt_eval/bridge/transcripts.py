@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 _STEPS = ("send", "send_raw", "expect", "expect_unordered", "close_stdin", "expect_exit")
+BY_REQUEST = "by_request"  # a step written once per request the transcript can be run with (bridge/PROTOCOL.md)
 _TYPES: dict[str, Any] = {
     "$string": lambda v: isinstance(v, str),
     "$integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
@@ -45,13 +46,37 @@ def load_vectors(directory: Path | None = None) -> list[dict[str, Any]]:
                 not isinstance(vector.get("steps"), list):
             raise VectorError(f'{path}: a transcript is an object with a "name" and a list of "steps", e.g. '
                               '{"name": "...", "steps": [{"send": {...}}, {"expect": {...}}]}')
-        odd = next((i for i, step in enumerate(vector["steps"]) if not isinstance(step, dict) or len(step) != 1
-                    or next(iter(step)) not in _STEPS), None)
+        odd = next((i for i, step in enumerate(vector["steps"]) if not _is_step(step, by_request=True)), None)
         if odd is not None:
             raise VectorError(f"{path}: $.steps[{odd}] is not a step: give an object with one of "
-                              f"{', '.join(_STEPS)} (bridge/PROTOCOL.md, \"Conformance\")")
+                              f"{', '.join(_STEPS)}, or {BY_REQUEST} naming such a step for each request, e.g. "
+                              '{"by_request": {"translate": {"send": {...}}, "decide": {"send": {...}}}} '
+                              '(bridge/PROTOCOL.md, "Conformance")')
         loaded.append(vector)
     return loaded
+
+
+def _is_step(step: Any, *, by_request: bool = False) -> bool:
+    if not isinstance(step, dict) or len(step) != 1:
+        return False
+    if by_request and isinstance(step.get(BY_REQUEST), dict):
+        return bool(step[BY_REQUEST]) and all(_is_step(each) for each in step[BY_REQUEST].values())
+    return next(iter(step)) in _STEPS
+
+
+def requests_of(vector: Mapping[str, Any]) -> list[str]:
+    """The requests a transcript can be run with: those its ``by_request`` steps name, first named first (none: it
+    runs one way only)."""
+    named: dict[str, None] = {}
+    for step in vector["steps"]:
+        named.update(dict.fromkeys(step.get(BY_REQUEST, {})))
+    return list(named)
+
+
+def step_for(step: Mapping[str, Any], request: str | None) -> Mapping[str, Any] | None:
+    """The step as run with ``request``: a ``by_request`` step's own step for it (None: it has none, so the run
+    leaves it out); any other step as it is."""
+    return step[BY_REQUEST].get(request) if BY_REQUEST in step else step
 
 
 def mismatch(pattern: Any, actual: Any, path: str = "$") -> str | None:
@@ -103,18 +128,37 @@ def unordered_assignment(patterns: list[Any], messages: list[Any]) -> list[int] 
     return [by_pattern[i] for i in range(len(patterns))]
 
 
-def not_applicable(vector: Mapping[str, Any], initialize_result: Any) -> str | None:
-    """Why a transcript does not apply to a guest with this initialize result (None when it does): ``requires``
-    names a request the guest must implement, ``unless`` one it must not, ``requires_capability`` a capability it
-    must declare true (bridge/PROTOCOL.md)."""
+def implemented_requests(initialize_result: Any) -> list[str]:
+    """The requests a guest answers, as its initialize result declares them (``implements``; translate when absent)."""
     declared = initialize_result.get("implements") if isinstance(initialize_result, dict) else None
-    implemented = declared if isinstance(declared, list) else ["translate"]
+    return declared if isinstance(declared, list) else ["translate"]
+
+
+def not_applicable(vector: Mapping[str, Any], initialize_result: Any, request: str | None = None) -> str | None:
+    """Why a transcript (run with ``request``, for one with ``by_request`` steps) does not apply to a guest with
+    this initialize result (None when it does): ``requires`` names a request (or a list of them) the guest must
+    implement, ``unless`` one it must not, ``requires_capability`` a capability it must declare true
+    (bridge/PROTOCOL.md)."""
+    implemented = implemented_requests(initialize_result)
     capabilities = initialize_result.get("capabilities") if isinstance(initialize_result, dict) else None
     if (wanted := vector.get("requires_capability")) and \
             not (isinstance(capabilities, dict) and capabilities.get(wanted) is True):
         return f"the guest does not declare capabilities.{wanted}"
-    if vector.get("requires") and vector["requires"] not in implemented:
-        return f"the guest does not implement {vector['requires']}"
+    required = vector.get("requires") or []
+    for name in [required] if isinstance(required, str) else required:
+        if name not in implemented:
+            return f"the guest does not implement {name}"
     if vector.get("unless") and vector["unless"] in implemented:
         return f"the guest implements {vector['unless']}"
+    if request is not None and request not in implemented:
+        return f"the guest does not implement {request}"
+    if (runs_with := requests_of(vector)) and not set(runs_with) & set(implemented):
+        return f"the guest implements none of {', '.join(runs_with)}"
     return None
+
+
+def requests_to_run(vector: Mapping[str, Any], initialize_result: Any) -> list[str]:
+    """The requests a transcript with ``by_request`` steps is run with against this guest: each it implements
+    (none for a transcript without such steps)."""
+    implemented = implemented_requests(initialize_result)
+    return [name for name in requests_of(vector) if name in implemented]

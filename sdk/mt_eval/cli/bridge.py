@@ -20,8 +20,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     bridge_commands = parser.add_subparsers(dest="bridge_command", metavar="COMMAND")
     check = bridge_commands.add_parser(
         "check", help="run the conformance transcripts against a guest command",
-        description="Start COMMAND once per conformance transcript and check every answer. Put the guest's "
-                    "command after --, e.g.: mt-eval bridge check -- node my-guest.js")
+        description="Start COMMAND once per conformance transcript and check every answer; a transcript of the "
+                    "protocol itself runs once per request the guest implements (translate, decide), and one of "
+                    "translate's own semantics is skipped for a guest that only decides. Put the guest's command "
+                    "after --, e.g.: mt-eval bridge check -- node my-guest.js")
     check.add_argument("guest", nargs="+", metavar="COMMAND", help="the guest program and its arguments")
     check.add_argument("--vectors", metavar="DIR", help="transcripts to run (default: the bundled ones)",
                        type=named_path)
@@ -79,35 +81,39 @@ def check(command: Sequence[str], *, vectors: str | None, cwd: str | None) -> in
     import shlex
 
     shown(f"checking `{shlex.join(command)}` against {len(loaded)} transcripts from {directory}")
-    failed = skipped = 0
+    failed = skipped = runs = 0
     for number, vector in enumerate(loaded, start=1):
-        outcome = anyio.run(partial(run_vector, vector, command, cwd=cwd))
-        if outcome.not_started:
-            where = f" (in {cwd})" if cwd else ""
-            said_on_stderr(f"mt-eval bridge check: {outcome.failure}{where}: give the guest's command after --, as "
-                           "you would run it, e.g. mt-eval bridge check -- node my-guest.js")
-            return 1
-        if outcome.skipped:
-            skipped += 1
-            shown(f"  skip  {outcome.name}: {outcome.skipped}")
-            continue
-        if outcome.passed:
-            shown(f"  ok    {outcome.name}")
-            continue
-        failed += 1
-        shown(f"  FAIL  {outcome.name}: {outcome.description}\n        {outcome.failure}")
-        if outcome.stderr_tail:
-            shown("        guest stderr: " + outcome.stderr_tail.replace("\n", "\n                      "))
-        if outcome.initialize_unanswered:
-            rest = len(loaded) - number
-            shown(f"conformance: stopped: the guest does not answer initialize, so the other {rest} transcripts "
-                  "were not run (each would wait as long). Fix: answer initialize as soon as the method is "
-                  "loaded (bridge/PROTOCOL.md, \"Lifecycle\"); check what the guest writes to stderr")
-            return 1
-        if outcome.no_handshake:
-            shown(f"conformance: stopped: {outcome.no_handshake}, so the other {len(loaded) - number} transcripts "
-                  "were not run (each would fail the same way)")
-            return 1
+        to_run: list[str | None] = [None]  # (then each other request the guest implements, for by_request steps)
+        while to_run:
+            outcome = anyio.run(partial(run_vector, vector, command, cwd=cwd, request=to_run.pop(0)))
+            to_run += outcome.more_requests
+            runs += 1
+            if outcome.not_started:
+                where = f" (in {cwd})" if cwd else ""
+                said_on_stderr(f"mt-eval bridge check: {outcome.failure}{where}: give the guest's command after --, as "
+                               "you would run it, e.g. mt-eval bridge check -- node my-guest.js")
+                return 1
+            if outcome.skipped:
+                skipped += 1
+                shown(f"  skip  {outcome.name}: {outcome.skipped}")
+                continue
+            if outcome.passed:
+                shown(f"  ok    {outcome.name}")
+                continue
+            failed += 1
+            shown(f"  FAIL  {outcome.name}: {outcome.description}\n        {outcome.failure}")
+            if outcome.stderr_tail:
+                shown("        guest stderr: " + outcome.stderr_tail.replace("\n", "\n                      "))
+            if outcome.initialize_unanswered:
+                rest = len(loaded) - number
+                shown(f"conformance: stopped: the guest does not answer initialize, so the other {rest} transcripts "
+                      "were not run (each would wait as long). Fix: answer initialize as soon as the method is "
+                      "loaded (bridge/PROTOCOL.md, \"Lifecycle\"); check what the guest writes to stderr")
+                return 1
+            if outcome.no_handshake:
+                shown(f"conformance: stopped: {outcome.no_handshake}, so the other {len(loaded) - number} transcripts "
+                      "were not run (each would fail the same way)")
+                return 1
     skips = f", {skipped} not applicable" if skipped else ""
-    shown(f"conformance: {len(loaded) - failed - skipped} passed, {failed} failed{skips}")
+    shown(f"conformance: {runs - failed - skipped} passed, {failed} failed{skips}")
     return 1 if failed else 0

@@ -68,27 +68,55 @@ export function loadTranscripts(directory) {
 }
 
 /**
- * Why a transcript does not apply to a guest whose initialize result is `result` (null when it does):
- * "requires" names a request the guest must implement, "unless" one it must not, "requires_capability" a
- * capability it must declare true (bridge/PROTOCOL.md).
+ * The requests a transcript can be run with: those its "by_request" steps name, first named first (none: it
+ * runs one way only).
  */
-export function notApplicable(transcript, result) {
-  const implemented = Array.isArray(result?.implements) ? result.implements : ['translate'];
+export function requestsOf(transcript) {
+  return [...new Set(transcript.steps.flatMap((step) => Object.keys(step.by_request ?? {})))];
+}
+
+/** The step as run with `request`: a "by_request" step's own step for it (undefined: the run leaves it out). */
+export function stepFor(step, request) {
+  return 'by_request' in step ? step.by_request[request] : step;
+}
+
+const implementedBy = (result) => (Array.isArray(result?.implements) ? result.implements : ['translate']);
+
+/**
+ * Why a transcript (run with `request`, for one with "by_request" steps) does not apply to a guest whose
+ * initialize result is `result` (null when it does): "requires" names a request (or a list of them) the guest
+ * must implement, "unless" one it must not, "requires_capability" a capability it must declare true
+ * (bridge/PROTOCOL.md).
+ */
+export function notApplicable(transcript, result, request = null) {
+  const implemented = implementedBy(result);
   const wanted = transcript.requires_capability;
   if (wanted && result?.capabilities?.[wanted] !== true) return `the guest does not declare capabilities.${wanted}`;
-  if (transcript.requires && !implemented.includes(transcript.requires)) {
-    return `the guest does not implement ${transcript.requires}`;
+  for (const name of [transcript.requires ?? []].flat()) {
+    if (!implemented.includes(name)) return `the guest does not implement ${name}`;
   }
   if (transcript.unless && implemented.includes(transcript.unless)) return `the guest implements ${transcript.unless}`;
+  if (request !== null && !implemented.includes(request)) return `the guest does not implement ${request}`;
+  const runsWith = requestsOf(transcript);
+  if (runsWith.length && !runsWith.some((name) => implemented.includes(name))) {
+    return `the guest implements none of ${runsWith.join(', ')}`;
+  }
   return null;
 }
 
+/** The requests a transcript with "by_request" steps is run with against this guest: each it implements. */
+export function requestsToRun(transcript, result) {
+  return requestsOf(transcript).filter((name) => implementedBy(result).includes(name));
+}
+
 /**
- * Run one transcript against `command` (argv). Resolves when every step passed (to {skipped: reason}
- * when the guest's handshake shows the transcript does not apply to it); rejects with an Error naming
- * the transcript, the step and what differed (with the guest's stderr).
+ * Run one transcript against `command` (argv); one with "by_request" steps with `request`, or (null) with
+ * the first of its requests the guest implements. Resolves when every step passed to {skipped: null,
+ * request, moreRequests: the other requests the guest implements, to run it with too} (to {skipped: reason}
+ * when the guest's handshake shows the transcript does not apply to it); rejects with an Error naming the
+ * transcript (and request), the step and what differed (with the guest's stderr).
  */
-export async function replay(command, transcript, { cwd, env, stepTimeoutMs = 10_000 } = {}) {
+export async function replay(command, transcript, { cwd, env, stepTimeoutMs = 10_000, request = null } = {}) {
   const child = spawn(command[0], command.slice(1), { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   let stderr = '';
   let buffered = '';
@@ -136,9 +164,14 @@ export async function replay(command, transcript, { cwd, env, stepTimeoutMs = 10
     }
   }
 
+  let runWith = request;
+  let moreRequests = [];
   try {
-    for (const [index, step] of transcript.steps.entries()) {
-      const where = `${transcript.name} step ${index} (${Object.keys(step)[0]})`;
+    for (const [index, written] of transcript.steps.entries()) {
+      const step = stepFor(written, runWith ?? requestsOf(transcript)[0]);
+      if (step === undefined) continue; // a step of the transcript as run with another request
+      const name = runWith ? `${transcript.name} (${runWith})` : transcript.name;
+      const where = `${name} step ${index} (${Object.keys(step)[0]})`;
       try {
         if ('send' in step) child.stdin.write(`${JSON.stringify(step.send)}\n`);
         else if ('send_raw' in step) child.stdin.write(step.send_raw);
@@ -146,8 +179,10 @@ export async function replay(command, transcript, { cwd, env, stepTimeoutMs = 10
         else if ('expect' in step) {
           const message = await next(deadline());
           if (message?.result?.protocol_version !== undefined) {
-            const skipped = notApplicable(transcript, message.result);
+            const skipped = notApplicable(transcript, message.result, request);
             if (skipped) return { skipped };
+            const runs = requestsToRun(transcript, message.result);
+            if (runWith === null && runs.length) [runWith, ...moreRequests] = runs;
           }
           const found = mismatch(step.expect, message);
           if (found) throw new Error(`${found}\n  line: ${JSON.stringify(message)}`);
@@ -172,7 +207,7 @@ export async function replay(command, transcript, { cwd, env, stepTimeoutMs = 10
         throw new Error(`${where}: ${error.message}\n  guest stderr: ${stderr.trim().slice(-2000) || '(empty)'}`);
       }
     }
-    return { skipped: null };
+    return { skipped: null, request: runWith, moreRequests };
   } finally {
     if (!exit && child.pid) {
       try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
