@@ -27,6 +27,7 @@ PYTHONS = [c.rsplit(" :: ", 1)[1] for c in PROJECT["classifiers"]
 RUFF = "ruff==0.17.6"
 MYPY = "mypy==2.4.1"
 UV = "uv==0.13.9"
+TYPESCRIPT = ("typescript@5.9.3", "@types/node@20.19.43")  # tsc, and the Node API index.d.ts refers to
 
 
 @nox.session(python=PYTHONS)
@@ -55,9 +56,16 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    """Type-check the SDK with mypy (strict, pinned)."""
+    """Type-check the SDK with mypy and the Node package's declarations with tsc (both strict, pinned)."""
     session.install("-e", ".", MYPY)
     session.run("mypy")
+    prefix = Path(session.create_tmp()).resolve() / "typescript"
+    prefix.mkdir(exist_ok=True)
+    session.run("npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--silent", *TYPESCRIPT,
+                external=True)
+    # index.d.ts, everything it imports (lib/types/, lib/generated/) and a consumer of them (test/types/consumer.ts)
+    session.run(str(prefix / "node_modules" / ".bin" / "tsc"), "-p", str(NODE_PACKAGE / "test" / "types"),
+                "--typeRoots", str(prefix / "node_modules" / "@types"), external=True)
 
 
 @nox.session

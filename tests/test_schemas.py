@@ -89,6 +89,37 @@ def test_a_struct_goes_to_the_file_of_its_module_and_one_of_an_unknown_module_is
         declaration_file("Thing", "mt_eval.harnessed")
 
 
+def test_each_definition_of_every_schema_is_declared_with_its_own_fields():
+    """Before, the decision card's Failure (with a question) was typed as the run card's Failure, of the same name."""
+    declared: dict[str, list[str]] = {}
+    for path in GENERATED.glob("*.d.ts"):
+        for name, body in re.findall(r"^export interface (\w+) \{\n(.*?)^\}", path.read_text(encoding="utf-8"),
+                                     re.DOTALL | re.MULTILINE):
+            declared[name] = [json.loads(key) if key.startswith('"') else key
+                              for key in re.findall(r'^  ("[^"]+"|\w+)\??: ', body, re.MULTILINE)]
+    for schema in SCHEMAS.glob("*.schema.json"):
+        for name, definition in json.loads(schema.read_text(encoding="utf-8"))["$defs"].items():
+            if "properties" in definition:
+                assert declared.get(name) == list(definition["properties"]), f"{name} of {schema.name}"
+    assert declared["DecisionFailure"] == ["message", "count", "example_id", "question"]
+
+
+def test_two_structs_of_one_name_are_refused_before_anything_is_written(tmp_path: Path, monkeypatch, capsys):
+    module = "mt_eval.decisions.reports"  # a module DECLARATIONS places: without the refusal, nothing would fail
+    other_failure = msgspec.defstruct("Failure", [("question", str)], module=module)  # another concept's Failure
+    report = msgspec.defstruct("Report", [("failures", list[other_failure])], module=module)
+    schemas, node = tmp_path / "schemas", tmp_path / "node"
+    node.mkdir()
+    (node / "package.json").write_text("{}\n")
+    monkeypatch.setattr("mt_eval.schemas.schema_types", lambda: {**schema_types(), "report": report})
+    assert main(["schemas", str(schemas)]) == 1
+    assert capsys.readouterr().err == (
+        "mt-eval schemas: two Structs are named Failure (mt_eval.harness.runcard and mt_eval.decisions.reports): the "
+        "TypeScript types would type one as the other; rename one after its concept (as DecisionFailure is the "
+        "decision card's)\n")
+    assert not schemas.exists() and list(node.iterdir()) == [node / "package.json"]
+
+
 def test_check_names_a_stale_a_missing_and_a_left_over_declaration_file(tmp_path: Path, capsys):
     schemas, node = tmp_path / "schemas", tmp_path / "node"
     node.mkdir()

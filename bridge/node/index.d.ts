@@ -4,7 +4,8 @@
 // one file per concept under lib/generated/, which contract.d.ts re-exports.
 
 export type {
-  Capabilities, CorpusEntry, Dependency, Manifest, MethodCard, PluginReport, Problem, RunConfig, Usage,
+  Capabilities, CorpusEntry, DecisionCard, DecisionFailure, Dependency, Manifest, MethodCard, PluginReport,
+  Problem, RunCard, RunConfig, Usage,
 } from './lib/generated/contract.js';
 
 // The package's own API, one file per concept:

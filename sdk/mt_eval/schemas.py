@@ -17,6 +17,7 @@ import msgspec
 import msgspec.inspect as mi
 
 from mt_eval import field_words
+from mt_eval.errors import ExpectedError
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 ID_BASE = "https://mt-eval.dev/schemas/"
@@ -143,13 +144,17 @@ def expected_files(directory: Path, node: Path | None) -> dict[Path, str]:
 
 
 def struct_modules() -> dict[str, str]:
-    """The name of each Struct the schemas define → the module defining it (of two Structs of one name, the one
-    of the first schema holding either: the one whose definition the TypeScript types declare)."""
-    modules: dict[str, str] = {}
+    """The name of each Struct the schemas define → the module defining it; two Structs of one name are refused:
+    the TypeScript types declare each name once, so one of them would be typed as the other."""
+    structs: dict[str, type[Any]] = {}
     for type_ in schema_types().values():
         for struct in _struct_types(mi.type_info(type_)):
-            modules.setdefault(struct.cls.__name__, struct.cls.__module__)
-    return modules
+            first = structs.setdefault(struct.cls.__name__, struct.cls)
+            if first is not struct.cls:
+                raise ExpectedError(f"two Structs are named {first.__name__} ({first.__module__} and "
+                                    f"{struct.cls.__module__}): the TypeScript types would type one as the other; "
+                                    "rename one after its concept (as DecisionFailure is the decision card's)")
+    return {name: cls.__module__ for name, cls in structs.items()}
 
 
 def write_schemas(directory: Path, node: Path | None = None) -> list[Path]:

@@ -58,7 +58,10 @@ class Coverage(msgspec.Struct, kw_only=True):
     scored: int
 
 
-class Failure(msgspec.Struct, kw_only=True):
+class DecisionFailure(msgspec.Struct, kw_only=True):
+    """One distinct row or question error of a decision run: how many carry it, the first of them, and the question
+    it belongs to (none for a row's own error)."""
+
     message: str
     count: int
     example_id: str
@@ -82,7 +85,7 @@ class DecisionCard(msgspec.Struct, kw_only=True):
     metrics_produced_by: Provenance | None
     coverage: dict[str, Coverage]
     rows_over_limit: int
-    failures: list[Failure]
+    failures: list[DecisionFailure]
     environment: Environment
     latency: LatencyFacts
     usage: UsageTotals

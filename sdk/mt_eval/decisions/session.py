@@ -283,9 +283,9 @@ def build_card(state: DecideState, loaded: LoadedMethod, method_card: dict[str, 
         errors=sum(r.error is not None for r in results), results=results)
 
 
-def failure_summary(results: list[DecisionResult]) -> list[dc.Failure]:
+def failure_summary(results: list[DecisionResult]) -> list[dc.DecisionFailure]:
     """The distinct row and question errors, most frequent first, each with how often and an example."""
-    seen: dict[tuple[str, str | None], dc.Failure] = {}
+    seen: dict[tuple[str, str | None], dc.DecisionFailure] = {}
     for result in results:
         problems = [(result.error, None)] if result.error else [
             (a.error, name) for name, a in result.answers.items() if a.error]
@@ -294,5 +294,5 @@ def failure_summary(results: list[DecisionResult]) -> list[dc.Failure]:
             if key in seen:
                 seen[key].count += 1
             else:
-                seen[key] = dc.Failure(message=message, count=1, example_id=result.id, question=question)
+                seen[key] = dc.DecisionFailure(message=message, count=1, example_id=result.id, question=question)
     return sorted(seen.values(), key=lambda f: -f.count)

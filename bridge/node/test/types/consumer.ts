@@ -1,0 +1,66 @@
+// What a method author and a host user write against the package's types, compiled (never run) by
+// `nox -s typecheck`: `tsc -p test/types` checks index.d.ts, every file it imports and this file, strictly.
+// A declaration that breaks (a type no file exports, a field typed wrongly) fails it.
+import { readFileSync } from 'node:fs';
+
+import {
+  startGuest,
+  type CorpusEntry,
+  type DecisionCard,
+  type DecisionFailure,
+  type DecisionRow,
+  type PartialTranslationResult,
+  type RunCard,
+  type RunConfig,
+  type TranslationMethodModule,
+  type TranslationResult,
+} from 'mt-eval-bridge';
+
+// A method author's translate.js: its exports, as the guest calls them.
+export const name = 'Upper case';
+
+export async function translate(entries: CorpusEntry[], config: Required<RunConfig>, options: { signal: AbortSignal }):
+  Promise<PartialTranslationResult[]> {
+  options.signal.throwIfAborted();
+  const batch: number = config.batch_size;
+  return entries.slice(0, batch).map((entry) => ({
+    id: entry.id,
+    predicted: entry.source.toUpperCase(),
+    metadata: { pair: `${config.source_lang}>${config.target_lang}` },
+  }));
+}
+
+export const method: TranslationMethodModule = {
+  name,
+  translate,
+  decide: async (rows: DecisionRow[]) => rows.map((row) => ({ id: row.id, error: 'not implemented' })),
+  capabilities: { max_concurrency: 4 },
+};
+
+// A host user: start a guest, translate through it, read the results, close it.
+export async function host(): Promise<string[]> {
+  const config: RunConfig = { source_lang: 'eng', target_lang: 'spa', params: { glossary: true } };
+  const guest = await startGuest(['mt-eval-guest', 'translate.js'], { config, requestTimeoutMs: 10_000 });
+  try {
+    const results: TranslationResult[] = await guest.translate([{ id: '1', source: 'Hello' }]);
+    const tokens: number | null = results[0].usage.total_tokens ?? null;
+    const texts = results.map((result) => result.predicted ?? result.error ?? '');
+    return [...texts, String(tokens), guest.info.method.method_id, String(guest.capabilities.max_batch)];
+  } finally {
+    await guest.close();
+  }
+}
+
+// Reading the cards `mt-eval run` and `mt-eval decide` write.
+export function failedQuestions(path: string): string[] {
+  const card = JSON.parse(readFileSync(path, 'utf8')) as DecisionCard;
+  const failures: DecisionFailure[] = card.failures;
+  return failures.map((failure) => {
+    const question: string | null | undefined = failure.question; // a row's own error has none
+    return `${failure.example_id}: ${question ?? 'the row'}: ${failure.message} (×${failure.count})`;
+  });
+}
+
+export function runFailures(card: RunCard): string[] {
+  return (card.failures ?? []).map((failure) => `${failure.example_id}: ${failure.message} (×${failure.count})`);
+}
