@@ -103,3 +103,76 @@ def test_the_leaderboard_in_a_real_browser(site: Path, tmp_path: Path):
             assert page.url == site.as_uri()
         finally:
             browser.close()
+
+
+def test_a_long_unbroken_name_wraps_within_the_page(cards, tmp_path: Path):
+    """A method name, tool or URL without a space (a publisher's to choose) is broken to fit: the board keeps its
+    score and eligibility columns on screen, and a detail page does not scroll sideways."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    executable = chromium()
+    long_word = "W" * 300
+    card = cards.card("long-name", method_card={"name": f"Long {long_word}", "tools_used": [long_word]})
+    path = write_card(card, tmp_path / "cards" / "long.json")
+    db = str(tmp_path / "board.db")
+    with open_store(db) as store:
+        store.publish([prepare(path, no_input=True).record], "2026-01-01T00:00:00+00:00")
+    assert main(["leaderboard", "--db", db, "--out", str(tmp_path / "site"), "--quiet"]) == 0
+    detail = next((tmp_path / "site" / "cards").glob("*.html"))
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1024, "height": 768})
+            for url in ((tmp_path / "site" / "index.html").as_uri(), detail.as_uri()):
+                page.goto(url)
+                assert page.evaluate("document.documentElement.scrollWidth") <= 1024, url
+            page.goto((tmp_path / "site" / "index.html").as_uri())
+            score = page.locator("section.group tbody tr td.n", has_text="[").first.bounding_box()
+            assert score is not None and score["x"] + score["width"] <= 1024
+        finally:
+            browser.close()
+
+
+def test_a_filter_in_the_address_that_no_row_has_shows_no_row(site: Path):
+    """Before, `index.html?class=human` on a board without such a method left the class filter blank and showed
+    every row: a shared link to one class read as if all the rows were of it."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    executable = chromium()
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=FLAGS)
+        try:
+            page = browser.new_page()
+            page.goto(site.as_uri() + "?class=human")
+            assert visible_names(page) == [] and page.inner_text("#shown") == "0"
+            assert page.eval_on_selector("select[data-filter=class]", "s => s.value") == "human"
+            page.select_option("select[data-filter=class]", "")
+            assert len(visible_names(page)) == 4
+        finally:
+            browser.close()
+
+
+def test_a_board_of_many_corpora_keeps_its_page_within_the_window(tmp_path: Path):
+    """The table across corpora has a column for each: before, eight corpora made the whole page scroll sideways;
+    now that table scrolls in its own box, and its corpus headers wrap."""
+    from mt_eval.leaderboard.synthetic import CardFactory, write_corpus
+
+    sync_api = pytest.importorskip("playwright.sync_api")
+    executable = chromium()
+    paths = []
+    for number in range(8):
+        factory = CardFactory(write_corpus(tmp_path / f"corpus-{number}.json", name=f"corpus-with-a-long-name-{number}",
+                                           seed=number), resamples=20)
+        paths += [write_card(factory.card(method, quality=quality), tmp_path / "cards" / f"{method}-{number}.json")
+                  for method, quality in (("alpha", 0.8), ("beta", 0.4))]
+    db = str(tmp_path / "board.db")
+    with open_store(db) as store:
+        store.publish([prepare(p, no_input=True).record for p in paths], "2026-01-01T00:00:00+00:00")
+    assert main(["leaderboard", "--db", db, "--out", str(tmp_path / "site"), "--quiet"]) == 0
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1024, "height": 768})
+            page.goto((tmp_path / "site" / "index.html").as_uri())
+            assert "Across corpora" in page.inner_text("body")
+            assert page.evaluate("document.documentElement.scrollWidth") <= 1024
+        finally:
+            browser.close()

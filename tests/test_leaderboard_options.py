@@ -109,6 +109,30 @@ def test_a_filtered_page_says_which_cards_it_shows_and_that_none_match(cards, tm
     assert "only the run cards matching" not in capsys.readouterr().out
 
 
+def test_an_empty_store_says_no_card_is_published_yet_and_a_filter_on_it_that_none_match(tmp_path: Path, capsys):
+    """Before, the table of a store without cards said "No run cards match", no filter given, where its page said
+    none was published yet."""
+    from mt_eval.leaderboard.store import open_store
+
+    db = str(tmp_path / "empty.db")
+    open_store(db).close()  # (a store made, its cards not yet published)
+    assert main(["leaderboard", "--db", db]) == 0
+    assert capsys.readouterr().out == "No run cards are published yet: mt-eval publish runs/NAME/card.json\n"
+    assert main(["leaderboard", "--db", db, "--class", "A2"]) == 0
+    assert capsys.readouterr().out == "No run cards match --class A2.\n"
+
+
+def test_a_store_of_class_x_cards_alone_does_not_say_none_is_published(cards, tmp_path: Path, db: str, capsys):
+    """Before, its table and its page said no run card was published yet, beside the count of the hidden ones."""
+    publish_all(db, [cards.card("secret-weights", dependency_class="X")], tmp_path)
+    assert main(["leaderboard", "--db", db]) == 0
+    assert capsys.readouterr().out == ("No run cards to show.\n1 class X run card(s) not shown: class X methods never "
+                                       "appear.\n")
+    assert main(["leaderboard", "--db", db, "--format", "html"]) == 0
+    page = capsys.readouterr().out
+    assert "(1 hidden)" in page and "<p>No run cards to show.</p>" in page and "published yet" not in page
+
+
 def test_the_filters_are_echoed_as_typed_again_quoted_in_one_form_and_escaped_on_the_page(cards, tmp_path: Path,
                                                                                           db: str, capsys):
     """Before: `--pair en>es` unquoted (typed again, the shell took > for a redirection), and the table of a filtered

@@ -76,11 +76,13 @@ def test_the_page_printed_alone_links_to_no_detail_page_the_site_and_the_server_
     ("Board \udcff", "argument --title: 'Board \\udcff' is not valid UTF-8 (at character 7): give the title as UTF-8"),
     ("Board\x1b[31m", "argument --title: 'Board\\x1b[31m' holds the control character U+001B: give a title without "
                       "it"),
+    ("", "argument --title: '' is blank: give a title, or leave --title out for the default (mt-eval leaderboard)"),
+    (" \u3000", "argument --title: ' \\u3000' is blank: give a title, or leave --title out for the default"),
 ])
-def test_a_title_that_is_not_utf8_or_holds_a_control_character_is_refused(cards, tmp_path: Path, db: str, capsys,
-                                                                           title: str, words: str):
+def test_a_title_that_is_blank_not_utf8_or_holds_a_control_character_is_refused(cards, tmp_path: Path, db: str,
+                                                                                    capsys, title: str, words: str):
     """Before, a title with bytes that are not UTF-8 was a traceback from writing index.html (UnicodeEncodeError)
-    with --out, and an invalid page with --format html."""
+    with --out, and an invalid page with --format html; a blank one made pages with an empty title and heading."""
     publish_all(db, [cards.card("alpha")], tmp_path)
     for output in (["--out", str(tmp_path / "site")], ["--format", "html"]):
         with pytest.raises(SystemExit) as exited:

@@ -66,6 +66,23 @@ def test_a_db_file_that_is_no_store_says_what_to_give(tmp_path: Path, capsys, ca
     assert "it is no SQLite file" in capsys.readouterr().err
 
 
+def test_a_store_file_cut_short_is_said_damaged_with_how_to_restore_it(tmp_path: Path, capsys, cards):
+    """Before: "database disk image is malformed", and nothing more."""
+    first, second = (write_card(cards.card(name), tmp_path / name / "card.json") for name in ("alpha", "beta"))
+    db = tmp_path / "the board.db"
+    assert main(["publish", str(first), "--db", str(db), "--no-input"]) == 0
+    with db.open("r+b") as store:
+        store.truncate(5000)
+    capsys.readouterr()
+    fix = (f"cannot open the leaderboard store {db}: database disk image is malformed; the file is damaged (cut "
+           f"short or overwritten): restore it from a backup, or recover what it holds into a new file: sqlite3 '{db}' "
+           f".recover | sqlite3 NEW.db")
+    assert main(["publish", str(second), "--db", str(db), "--no-input"]) == 1
+    assert fix in capsys.readouterr().err
+    assert main(["leaderboard", "--db", str(db)]) == 1
+    assert fix in capsys.readouterr().err
+
+
 URL = "postgresql://board:secret@127.0.0.1:1/lb?password=secret"
 
 

@@ -89,7 +89,7 @@ def _serve_word(text: str) -> str:
 
 
 def page_title(text: str) -> str:
-    """An argparse type: a page's title, UTF-8 (the site's files are) without control characters."""
+    """An argparse type: a page's title, not blank, UTF-8 (the site's files are) without control characters."""
     from mt_eval.control_chars import first_control
     from mt_eval.lone_surrogates import first_lone
 
@@ -99,6 +99,9 @@ def page_title(text: str) -> str:
                                          "as UTF-8")
     if (control := first_control(text)) is not None:
         raise argparse.ArgumentTypeError(f"{text!r} holds the control character {control}: give a title without it")
+    if not text.strip():  # (an empty <title> and heading: the tab named by the file's address)
+        raise argparse.ArgumentTypeError(f"{text!r} is blank: give a title, or leave --title out for the default "
+                                         f"({DEFAULT_TITLE})")
     return text
 
 

@@ -140,7 +140,7 @@ def across_html(across: dict[str, Any]) -> str:
     if not across["methods"]:
         return ""
     corpora = across["corpora"]
-    head = "".join(f"<th>{escape(c['label'])}</th>" for c in corpora)
+    head = "".join(f"<th class=corpus>{escape(c['label'])}</th>" for c in corpora)
     rows = []
     for m in across["methods"]:
         cells = "".join(f"<td class=n>{number(m['scores'].get(c['label']))}</td>" if c["label"] in m["scores"]
@@ -153,8 +153,8 @@ def across_html(across: dict[str, Any]) -> str:
     return ('<section><h2>Across corpora</h2><p class="muted">Borda: per corpus 100 for first to 0 for last, '
             "averaged with equal weight. Task average: scores normalised to 0–100 (higher better), averaged per "
             "language pair, then across pairs. Each method's latest run card per corpus; a method missing a corpus "
-            "has no aggregate.</p><table><thead><tr><th>Method</th><th>Borda</th><th>Task average</th>"
-            f"{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></section>")
+            "has no aggregate.</p><div class=wide><table><thead><tr><th>Method</th><th>Borda</th><th>Task average</th>"
+            f"{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div></section>")
 
 
 def _options(name: str, label: str, values: list[str]) -> str:
@@ -189,6 +189,7 @@ def index_page(board: dict[str, Any], *, title: str = "mt-eval leaderboard", det
     if given:  # (a board of some rows only says so: it is not the whole board)
         note += f"<p class=muted>only the run cards matching <code>{escape(given)}</code></p>"
     empty = "" if rows else (f"<p>No run cards match <code>{escape(given)}</code>.</p>" if given else
+                             "<p>No run cards to show.</p>" if hidden else  # (the line above counts the hidden ones)
                              "<p>No run cards are published yet: <code>mt-eval publish runs/NAME/card.json</code></p>")
     body = (f"<header><h1>{escape(title)}</h1>{note}</header>{filters}{empty}"
             + "".join(group_html(g, detail_pages) for g in groups) + unranked + across_html(board["across"]))

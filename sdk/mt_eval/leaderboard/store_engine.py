@@ -16,6 +16,7 @@ import getpass
 import logging
 import os
 import re
+import shlex
 import sqlite3
 import time
 from contextlib import suppress
@@ -170,6 +171,9 @@ def failure_reason(url: sa.URL, exc: sa.exc.DBAPIError) -> str:
     if first in ("database is locked", "canceling statement due to lock timeout"):  # (SQLite's, PostgreSQL's)
         return (f"another publisher has been writing it for over {BUSY_TIMEOUT_S:g} s ({first}); run this again "
                 "when that one is done, or stop it")
+    if first == "database disk image is malformed" and url.database:
+        return (f"{first}; the file is damaged (cut short or overwritten): restore it from a backup, or recover what "
+                f"it holds into a new file: sqlite3 {shlex.quote(url.database)} .recover | sqlite3 NEW.db")
     return first + ("; it is no SQLite file, so no leaderboard store: give --db the store's file (a new name makes a "
                     "new store), or a postgresql:// URL" if first == "file is not a database" else "")
 

@@ -58,9 +58,12 @@ def render_text(board: dict[str, Any], console: Any = None) -> None:
     if console is None:
         console = Console()
         console.on_broken_pipe = _reader_gone
-    if not board["groups"] and not board["unranked"]:
-        console.print("No run cards match (publish one with: mt-eval publish runs/NAME/card.json).")
-    elif given := filters_given(board):  # (a board of some rows only says so, as its page does)
+    given = filters_given(board)
+    if not board["groups"] and not board["unranked"]:  # (as its page says it)
+        console.print(_plain(f"No run cards match {given}.") if given else
+                      "No run cards to show." if board["hidden"]["class X"] else  # (the hidden ones counted below)
+                      "No run cards are published yet: mt-eval publish runs/NAME/card.json")
+    elif given:  # (a board of some rows only says so, as its page does)
         console.print(_plain(f"Only the run cards matching {given}."))
     for group in board["groups"]:
         size = (f"{group['entries_run']} of {group['corpus_size']} entries, part of the corpus, "

@@ -61,7 +61,14 @@
   var params = new URLSearchParams(window.location.search);
   selects.forEach(function (select) {
     var value = params.get(select.getAttribute("data-filter"));
-    if (value !== null) select.value = value;
+    if (value === null) return;
+    select.value = value;
+    if (select.value !== value) {  // a value no row has: chosen all the same, so that it shows no row
+      var option = document.createElement("option");
+      option.value = option.textContent = value;
+      select.appendChild(option);
+      select.value = value;
+    }
   });
   applyFilters();
 })();
