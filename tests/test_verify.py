@@ -171,6 +171,25 @@ def test_a_card_verifies_from_anywhere_when_its_corpus_path_is_relative_to_where
     capsys.readouterr()
 
 
+def test_a_card_given_by_a_relative_path_finds_its_corpus_two_levels_above_it(tmp_path: Path, monkeypatch, capsys):
+    """Before, ``runs/reverse/card.json`` given from elsewhere (a run directory copied into another folder, say)
+    looked for its corpus only in the current directory: ``Path("runs/reverse").parent.parent`` is ``.``."""
+    project = tmp_path / "project"
+    project.mkdir()
+    write_corpus(project / "corpus.json")
+    monkeypatch.chdir(project)
+    assert main(["run", "--method", str(REVERSE), "--corpus", "corpus.json", "--out", "runs/reverse", "--quiet",
+                 "--resamples", "100", *LENIENT]) == 0
+    monkeypatch.chdir(project / "runs")  # the run directory, given by a path relative to here
+    capsys.readouterr()
+    assert main(["verify", "reverse/card.json"]) == 0, capsys.readouterr()
+    assert main(["compare", "reverse/card.json", "reverse/card.json", "--quiet", "--trials", "100",
+                 "--bootstrap", "50"]) == 0
+    monkeypatch.chdir(project / "runs" / "reverse")
+    assert main(["verify", "card.json"]) == 0
+    capsys.readouterr()
+
+
 @pytest.mark.parametrize("command", ["verify", "gate", "compare"])
 @pytest.mark.parametrize("flag", [["--columns", "id,source,reference"], ["--accept-doubt", "first-column-ids"]])
 def test_how_to_read_a_corpus_without_the_corpus_is_refused_not_ignored(card_path: Path, capsys, command: str,

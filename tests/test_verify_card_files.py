@@ -74,6 +74,29 @@ def test_a_card_json_allows_only_to_python_says_what_and_where(card_path: Path, 
         assert words in said.out + said.err and "not valid JSON" not in said.out + said.err, command
 
 
+def test_a_card_that_writes_a_key_twice_is_refused_by_every_command_that_reads_cards(card_path: Path,
+                                                                                      tmp_path: Path, capsys):
+    """Before, the last value was the one read and hashed, so a card whose file shows ``"errors": 5`` (or a score
+    of 99.99) before the run's own value verified, passed the gate and was compared."""
+    from mt_eval.harness.card_files import keys_written_twice
+
+    spoilt = tmp_path / "spoilt.json"
+    text = json.dumps(json.loads(card_path.read_text()), indent=1)
+    spoilt.write_text(text.replace('"errors": 0', '"errors": 5, "errors" \t: 0', 1), encoding="utf-8")
+    [problem] = verify_card(spoilt).errors
+    assert (problem.path, problem.code) == ("$", "duplicate-key")
+    assert problem.message == 'key "errors" appears more than once in an object'
+    assert problem.hint.startswith("use the card the run wrote")
+    for command in (["verify", str(spoilt)], ["gate", str(spoilt)], ["compare", str(card_path), str(spoilt)]):
+        assert main(command) == 1, command
+        said = capsys.readouterr()
+        assert 'key "errors" appears more than once' in said.out + said.err, command
+    assert main(["verify", str(spoilt), "--json"]) == 1
+    [report] = json.loads(capsys.readouterr().out)
+    assert report["verified"] is False and report["problems"][0]["code"] == "duplicate-key"
+    assert keys_written_twice(b'{"a": "b\\":", "c": {"d": 1}}', {"a": 'b":', "c": {"d": 1}}, "x") == []
+
+
 @pytest.mark.parametrize("command", ["verify", "gate"])
 def test_json_of_a_card_whose_name_is_not_utf8_is_utf8(card_path: Path, tmp_path: Path, capsys, command: str):
     """Before, the bytes of the name went into the JSON as they were: a report no JSON reader could read."""

@@ -1,19 +1,24 @@
 """What a path given as a run card turns out to be when it is not one: a run directory without its card.json
 (a run not finished, or no run), a JSON-lines file such as the run's results.jsonl, or JSON that only Python's
-reader takes (a byte-order mark, NaN, a lone surrogate). Each says what to give."""
+reader takes (a byte-order mark, NaN, a lone surrogate), or a card that writes a key twice in an object. Each says
+what to give."""
 
 from __future__ import annotations
 
 import codecs
 import math
+import re
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from mt_eval.corpus.duplicate_keys import keys_held
+from mt_eval.json_input import parse_json
 from mt_eval.lone_surrogates import first_lone
 from mt_eval.problems import Problem, json_path
 
+_SPACED_KEY_END = re.compile(rb'"[ \t\r\n]+:')  # a key's closing quote, whitespace, then its colon
 _LONE_SURROGATE = "a lone surrogate (\\ud800 to \\udfff written alone): text that is not Unicode"
 
 
@@ -46,6 +51,22 @@ def json_lines_records(raw: bytes) -> int | None:
     except msgspec.DecodeError:
         return None
     return len(lines) if isinstance(first, dict) else None
+
+
+def keys_written_twice(raw: bytes, data: Any, file: str) -> list[Problem]:
+    """Each key the card ``raw`` (decoded as ``data``) writes twice in one object. The decoded card keeps the last
+    value, and its content hash covers only that one, so a value written before it (``"score": 99.99, "score":
+    69.09``) would be what the file shows, checked by nothing. The keys written (``"…":``, with any whitespace before
+    the colon) are counted and compared with the keys the card holds; only a card that writes more (or holds a
+    text with ``":`` in it) is read again to name each one."""
+    written = raw.count(b'":') + len(_SPACED_KEY_END.findall(raw))
+    if written <= keys_held(data):
+        return []
+    _, problems = parse_json(raw, file=file)
+    return [Problem(file=file, path=problem.path, code=problem.code, message=problem.message,
+                    hint="use the card the run wrote: a run writes each key once, and its content hash covers only "
+                    "the last value of a key written twice, so the other one is checked by nothing")
+            for problem in problems if problem.code == "duplicate-key"]
 
 
 def not_strict_json(raw: bytes, data: Any, file: str) -> Problem:

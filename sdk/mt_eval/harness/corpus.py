@@ -8,6 +8,7 @@ read the way the card records.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from functools import partial
@@ -161,7 +162,8 @@ def _beside(card_path: str | Path, recorded: str) -> Path:
     if path.exists() or path.is_absolute():
         return path
     card_directory = Path(card_path).parent
-    for base in (card_directory, card_directory.parent, card_directory.parent.parent):
+    for up in ("", "..", "../.."):  # (not Path.parent, which stops at "." for a card given as runs/NAME/card.json)
+        base = Path(os.path.normpath(card_directory / up))
         if (base / path).exists():
             return base / path
     return path

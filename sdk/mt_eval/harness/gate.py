@@ -88,6 +88,8 @@ def _canaries(card: RunCard, families: FamilyFacts | None, policy: GatePolicy) -
     failing = [] if families is None or ratio is None or ratio.rate is None or ratio.rate >= \
         policy.min_canary_pass_rate else [f"canary {c.id} failed ({c.rule}): {c.detail}"
                                           for c in families.canaries if not c.passed]
+    if failing and ratio is not None:
+        failing += _too_close_to_show(ratio, policy.min_canary_pass_rate, "under", "min_canary_pass_rate")
     return _family_check(card, "canaries", "canary", None if families is None else families.canary,
                          policy.min_canaries, ratio, "passed", wanted, failing, "")
 
@@ -98,9 +100,20 @@ def _negatives(card: RunCard, families: FamilyFacts | None, policy: GatePolicy) 
     failing = [] if families is None or ratio is None or ratio.rate is None or ratio.rate <= \
         policy.max_negative_violation_rate else [f"negative control {n.id} was {n.detail}"
                                                  for n in families.negatives if n.outcome == "violated"]
+    if failing and ratio is not None:
+        failing += _too_close_to_show(ratio, policy.max_negative_violation_rate, "over", "max_negative_violation_rate")
     return _family_check(card, "negatives", "negative", None if families is None else families.negative,
                          policy.min_negatives, ratio, "violated", wanted, failing,
                          " (input the method must refuse or abstain on)")
+
+
+def _too_close_to_show(ratio: Ratio, limit: float, side: str, field: str) -> list[str]:
+    """The exact rate and threshold of a rate that misses its threshold by less than the percentages shown tell
+    (2/3 against 0.667 reads "66.7% passed", "at least 66.7%"), as a detail after the rule's own first one."""
+    rate = ratio.rate
+    if rate is None or (f"{rate * 100:.1f}" != f"{limit * 100:.1f}" and percent(rate) != percent(limit)):
+        return []
+    return [f"{ratio.numerator}/{ratio.denominator} is {rate!r}, {side} the policy's {field} {limit!r}"]
 
 
 def _family_check(card: RunCard, rule: str, family: str, ran: int | None, least: int, ratio: Ratio | None,
@@ -180,7 +193,8 @@ def _abstention(families: FamilyFacts | None, policy: GatePolicy) -> GateCheck:
                          details=[] if passed else ["the card records no abstentions ($.families)"])
     ratio = families.abstention_rate
     rate = ratio.rate
-    details = ([f"the method abstained on {ratio} of the scored entries"]
+    details = ([f"the method abstained on {ratio} of the scored entries",
+                *_too_close_to_show(ratio, limit, "over", "max_abstention_rate")]
                if limit is not None and rate is not None and rate > limit else [])
     return GateCheck(rule="abstention", passed=not details, figure=f"{ratio} abstained", threshold=wanted,
                      details=details)

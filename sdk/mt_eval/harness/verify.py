@@ -42,7 +42,13 @@ from typing import Any
 
 import msgspec
 
-from mt_eval.harness.card_files import directory_without_card, json_lines_records, missing_card, not_strict_json
+from mt_eval.harness.card_files import (
+    directory_without_card,
+    json_lines_records,
+    keys_written_twice,
+    missing_card,
+    not_strict_json,
+)
 from mt_eval.harness.runcard import CARD_VERSION, RunCard
 from mt_eval.harness.verification import Verification
 from mt_eval.harness.verify_corpus import CorpusCache
@@ -125,6 +131,10 @@ def read_card(path: str | Path, raw: bytes | None = None) -> Verification:
         data, problems = parse_json(raw, file=str(path))
         result.problems += problems or [not_strict_json(raw, data, str(path))]  # (what Python's reader alone takes)
         result.check("format", False, "not JSON")
+        return result
+    if duplicates := keys_written_twice(raw, data, str(path)):
+        result.problems += duplicates
+        result.check("format", False, "a key written twice")
         return result
     if not isinstance(data, dict) or "card_version" not in data:
         result.problem("$", "not a run card: it has no card_version", "give the card.json that `mt-eval run` "
