@@ -43,18 +43,23 @@ export function thrownText(error) {
 
 export const idKey = (id) => (typeof id === 'string' ? `s${id}` : `n${id}`);
 
-export function entriesProblem(entries) {
-  if (!Array.isArray(entries)) return `params.entries must be a list of entries, got ${got(entries)}`;
+/**
+ * What is wrong with a translate request's entries (a list of objects, each with a non-empty string id, unique in
+ * the request, and a string source), in the words of both reference guests, `where` naming them (a host says
+ * "entries" of its caller's, as mt_eval.bridge.messages.entries_problem does); null when nothing is.
+ */
+export function entriesProblem(entries, where = 'params.entries') {
+  if (!Array.isArray(entries)) return `${where} must be a list of entries, got ${got(entries)}`;
   const seen = new Set();
   for (const [i, entry] of entries.entries()) {
-    if (!isPlainObject(entry)) return `params.entries[${i}] must be an object, got ${got(entry)}`;
+    if (!isPlainObject(entry)) return `${where}[${i}] must be an object, got ${got(entry)}`;
     if (typeof entry.id !== 'string' || entry.id === '') {
-      return `params.entries[${i}].id must be a non-empty string, got ${got(entry.id)}`;
+      return `${where}[${i}].id must be a non-empty string, got ${got(entry.id)}`;
     }
     if (typeof entry.source !== 'string') {
-      return `params.entries[${i}].source must be a string, got ${got(entry.source)}`;
+      return `${where}[${i}].source must be a string, got ${got(entry.source)}`;
     }
-    if (seen.has(entry.id)) return `params.entries[${i}].id ${JSON.stringify(entry.id)} appears twice in the request`;
+    if (seen.has(entry.id)) return `${where}[${i}].id ${JSON.stringify(entry.id)} appears twice in the request`;
     seen.add(entry.id);
   }
   return null;

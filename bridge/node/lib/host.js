@@ -15,12 +15,13 @@ import {
 } from './protocol.js';
 import { methodView } from './gold.js';
 import { decisionError, matchDecisions, rowsProblem } from './decisions.js';
-import { ResultNotes, describe, errorResult, matchResults } from './results.js';
+import { ResultNotes, errorResult, matchResults } from './results.js';
 import { sayStrays } from './unmatched.js';
 import { ConfigRefused, WithoutResults, aboutConfig, compactTail, eachAlone, failureText, formatTail, notImplemented, notStarted, startTimedOut } from './host-failures.js';
 import { SoloGate, Slots } from './host-gates.js';
 import { checkConfig, checkGuestConfig, completeCapabilities, completeOptions, initializeProblem } from './host-options.js';
 import { sendingOnlyValidText } from './lone-surrogates.js';
+import { entriesProblem } from './guest-requests.js';
 
 // The requests that carry a batch: the params key of the batch, how a failed item looks, and how results
 // come back (checked and in item order).
@@ -49,17 +50,11 @@ export class GuestStartError extends Error {
   }
 }
 
-/** Throws a TypeError naming what is wrong with translate()'s entries (the Node host's and loadMethodPlugin's). */
+/** Throws a TypeError naming what is wrong with translate()'s entries (the Node host's and loadMethodPlugin's), in
+ * the words a guest refuses them with, `params.` aside, as the Python host does. */
 export function checkEntries(entries) {
-  if (!Array.isArray(entries)) throw new TypeError(`entries must be an array, got ${describe(entries)}`);
-  const seen = new Set();
-  entries.forEach((entry, i) => {
-    if (!isPlainObject(entry) || typeof entry.id !== 'string' || entry.id === '' || typeof entry.source !== 'string') {
-      throw new TypeError(`entries[${i}] must be an object with a non-empty string id and a string source`);
-    }
-    if (seen.has(entry.id)) throw new TypeError(`entries[${i}].id ${JSON.stringify(entry.id)} is not unique`);
-    seen.add(entry.id);
-  });
+  const problem = entriesProblem(entries, 'entries');
+  if (problem !== null) throw new TypeError(problem);
 }
 
 /** A guest process as the host sees it: started, sent batches, restarted, closed (startGuest returns one). */

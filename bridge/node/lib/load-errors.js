@@ -87,11 +87,14 @@ export function explainLoadError(error, file) {
     const place = syntaxPlace(error, file, base);
     const where = place ? `${place.where}: ` : '';
     let text = `${where}SyntaxError: ${message}${place?.excerpt ?? ''}`;
-    if (/Cannot use import statement|Unexpected token 'export'/.test(message) && scope.type === 'commonjs') {
-      text += `\n  fix: ${name} is an ES module, but Node reads it as CommonJS`
-        + `${scope.manifest ? ` (${scope.manifest} has no "type": "module")` : ''}: rename it to `
-        + `${basename(name, extname(name))}.mjs (and node_entry in method.json), or add "type": "module" to the `
-        + 'package.json';
+    const readAs = extname(name) === '.cjs' ? 'commonjs' : extname(name) === '.mjs' ? 'module' : scope.type;
+    if (/Cannot use import statement|Unexpected token 'export'/.test(message) && readAs === 'commonjs') {
+      const rename = `rename it to ${basename(name, extname(name))}.mjs (and node_entry in method.json)`;
+      text += extname(name) === '.cjs' // (whatever its package.json says)
+        ? `\n  fix: ${name} is an ES module, but Node reads a .cjs file as CommonJS: ${rename}`
+        : `\n  fix: ${name} is an ES module, but Node reads it as CommonJS`
+          + `${scope.manifest ? ` (${scope.manifest} has no "type": "module")` : ''}: ${rename}, or add "type": "module" `
+          + 'to the package.json';
     } else {
       text += '\n  fix: correct the syntax there (`node --check FILE` checks a file)';
     }
@@ -102,10 +105,11 @@ export function explainLoadError(error, file) {
     const culprit = frame?.file ?? file; // the entry, or a module it loads
     const own = packageScope(culprit);
     const entry = culprit === file ? ' (and node_entry in method.json)' : '';
+    const loadedAs = extname(culprit) === '.mjs' ? 'a .mjs file as an ES module' // (whatever its package.json says)
+      : `it as an ES module because ${own.manifest ?? 'its package.json'} has "type": "module"`;
     return new MethodLoadError(`${frame ? `${frame.where}: ` : ''}${basename(culprit)} is CommonJS (it uses require or `
-      + `module.exports), but Node loads it as an ES module because ${own.manifest ?? 'its package.json'} has "type": `
-      + `"module"\n  fix: rename it to ${basename(culprit, extname(culprit))}.cjs${entry}, or write it as an ES module `
-      + '(import ... from, export ...)', { cause: error });
+      + `module.exports), but Node loads ${loadedAs}\n  fix: rename it to ${basename(culprit, extname(culprit))}.cjs`
+      + `${entry}, or write it as an ES module (import ... from, export ...)`, { cause: error });
   }
   if (error?.code === 'ERR_UNSUPPORTED_DIR_IMPORT') { // (`import './lib'`: an ES module names the file)
     const directory = message.match(/Directory import '([^']+)'/)?.[1];

@@ -169,11 +169,11 @@ test('translate() checks its entries in this process as through a guest: the sam
     said.push(errors);
   }
   assert.deepEqual(said[0], [
-    'TypeError: entries must be an array, got "hello"',
-    'TypeError: entries[0] must be an object with a non-empty string id and a string source',
-    'TypeError: entries[1].id "a" is not unique',
-    'TypeError: entries[0] must be an object with a non-empty string id and a string source',
-    'TypeError: entries must be an array, got null',
+    'TypeError: entries must be a list of entries, got the string "hello"',
+    'TypeError: entries[0].id must be a non-empty string, got the number 1',
+    'TypeError: entries[1].id "a" appears twice in the request',
+    'TypeError: entries[0] must be an object, got null',
+    'TypeError: entries must be a list of entries, got null',
   ]);
   assert.deepEqual(said[1], said[0]);
 });

@@ -65,14 +65,33 @@ describe('host with the Node guest on the reverse fixture', () => {
       assert.ok(result.latency_s >= 0);
     }
     assert.deepEqual(await guest.translate([]), []);
-    await assert.rejects(guest.translate([{ id: 'a' }]), /entries\[0\] must be an object with a non-empty string id and a string source/);
-    await assert.rejects(guest.translate(entries('x', 'y').map((e) => ({ ...e, id: 'same' }))), /entries\[1\].id "same" is not unique/);
+    await assert.rejects(guest.translate([{ id: 'a' }]), /entries\[0\].source must be a string, got null/);
+    await assert.rejects(guest.translate(entries('x', 'y').map((e) => ({ ...e, id: 'same' }))),
+      /entries\[1\].id "same" appears twice in the request/);
     await assert.rejects(guest.translate(entries('x', 'y').map((e) => ({ ...e, id: 'a"b\\c' }))),
-      { name: 'TypeError', message: 'entries[1].id "a\\"b\\\\c" is not unique' }); // the id JSON-quoted
+      { name: 'TypeError', message: 'entries[1].id "a\\"b\\\\c" appears twice in the request' }); // the id JSON-quoted
     assert.deepEqual(await guest.methodCard(), { paradigm: 'unknown' });
     await closeAndCheck(guest);
     await assert.rejects(guest.translate(entries('abc')), /the guest is closed/);
     await assert.rejects(guest.translate([{ id: 'a' }]), /the guest is closed/);
+  });
+
+  test('entries in no shape a guest takes are refused in the words a guest refuses them with, params. aside', async () => {
+    // (the Python host's words for the same entries: tests/test_bridge_answers.py)
+    const guest = await start(nodeGuestCommand);
+    const refusals = [
+      [[{ source: 'x' }], 'entries[0].id must be a non-empty string, got null'],
+      ['abc', 'entries must be a list of entries, got the string "abc"'],
+      [null, 'entries must be a list of entries, got null'],
+      [[{ id: 'a', source: 'x' }, 5], 'entries[1] must be an object, got the number 5'],
+      [[{ id: 1, source: 'x' }], 'entries[0].id must be a non-empty string, got the number 1'],
+      [[{ id: 'a', source: 5 }], 'entries[0].source must be a string, got the number 5'],
+    ];
+    for (const [given, said] of refusals) {
+      await assert.rejects(guest.translate(given), { name: 'TypeError', message: said });
+    }
+    ok((await guest.translate(entries('abc')))[0], 'spa:cba'); // (and the guest serves on)
+    await closeAndCheck(guest);
   });
 
   test('"!raise" fails only its own entry: the request is split until the entry is found', async () => {
@@ -247,7 +266,7 @@ describe('host failure semantics', () => {
     const guest = await start(misbehaving('bad-utf8'));
     const results = await guest.translate(entries('ab', 'bad', 'cd'));
     ok(results[0], 'spa:ba');
-    failed(results[1], /not valid UTF-8/);
+    failed(results[1], /guest sent a line that is not valid UTF-8 \(byte 0xff at offset 69\)/);
     ok(results[2], 'spa:dc');
     await closeAndCheck(guest);
   });

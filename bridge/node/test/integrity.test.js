@@ -247,6 +247,25 @@ describe('a plugin that cannot start fails once, at once, with the fix (10.9)', 
     }
   });
 
+  test('a .mjs file written as CommonJS, or a .cjs one as an ES module, is told the rename, whatever the package says', async () => {
+    const esm = 'export async function translate(e) { return e; }\n';
+    for (const [files, options, said] of [
+      [{ 'translate.mjs': cjs }, { entry: 'translate.mjs' }, 'translate.mjs:1: translate.mjs is CommonJS (it uses require '
+        + 'or module.exports), but Node loads a .mjs file as an ES module\n  fix: rename it to translate.cjs (and node_entry '
+        + 'in method.json), or write it as an ES module (import ... from, export ...)'],
+      ...[undefined, 'module', 'commonjs'].map((type) => [{ 'translate.cjs': esm }, { entry: 'translate.cjs', type },
+        "translate.cjs:1: SyntaxError: Unexpected token 'export'\n    export async function translate(e) { return e; }\n    ^^^^^^\n"
+        + '  fix: translate.cjs is an ES module, but Node reads a .cjs file as CommonJS: rename it to translate.mjs (and '
+        + 'node_entry in method.json)']),
+    ]) {
+      const loaded = await loadMethodPlugin(plugin(files, options));
+      const error = await loaded.start(config()).catch((e) => e);
+      assert.ok(error instanceof MethodLoadError, String(error));
+      assert.equal(error.message, said, `with "type": ${options.type}`);
+      await loaded.close();
+    }
+  });
+
   test('a module importing a directory is told to import its file, not that it threw at load', async () => {
     const loaded = await loadMethodPlugin(plugin({ 'lib/index.js': 'export const x = 1;\n',
       'translate.js': "import { x } from './lib';\nexport async function translate(e) { return []; }\n" }, { type: 'module' }));
