@@ -176,3 +176,22 @@ def test_a_board_of_many_corpora_keeps_its_page_within_the_window(tmp_path: Path
             assert page.evaluate("document.documentElement.scrollWidth") <= 1024
         finally:
             browser.close()
+
+
+@pytest.mark.parametrize("width", [600, 400])
+def test_the_ranking_tables_scroll_in_their_own_box_on_a_narrow_window(site: Path, width: int):
+    """A phone (400 px) or a narrow window (600 px): before, each group's table, whose score and date columns do not
+    wrap, made the whole page scroll sideways; now each table scrolls in its own box, and the page fits."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    executable = chromium()
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": 800})
+            page.goto(site.as_uri())
+            assert page.evaluate("document.documentElement.scrollWidth") <= width
+            boxes = page.eval_on_selector_all("section.group table", "tables => tables.map(t => "
+                                              "getComputedStyle(t.parentElement).overflowX)")
+            assert boxes and set(boxes) == {"auto"}
+        finally:
+            browser.close()

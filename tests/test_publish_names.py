@@ -186,3 +186,26 @@ def test_the_node_kit_escapes_every_character_python_escapes_and_no_other():
         only_node = [f"U+{code:04X}" for code, escaped in node_kit[side] if [code, escaped] not in python[side]]
         assert (only_python, only_node) == ([], []), f"{side}: escaped differently by Python / by Node"
     assert len(python["terminal"]) > 190 and ord("\u202e") in {code for code, _ in python["json"]}
+
+
+def test_a_line_break_in_a_cards_path_is_shown_escaped_on_the_line_that_names_it(cards, tmp_path: Path, capsys,
+                                                                                 monkeypatch):
+    """Before, a card's path with a line break in it (ESC was escaped) cut the line that names it in two."""
+    monkeypatch.chdir(tmp_path)
+    card = write_card(cards.card("alpha"), Path("run\nA") / "card.json")
+    db = str(tmp_path / "board.db")
+    assert main(["publish", str(card), "--db", db, "--no-input"]) == 0
+    capsys.readouterr()
+    assert main(["publish", str(card), "missing\nB.json", "--db", db, "--no-input"]) == 1
+    err = capsys.readouterr().err
+    assert "refused run\\nA/card.json: already published as #1 on " in err
+    assert "mt-eval publish: missing\\nB.json: cannot read it: No such file or directory" in err
+    assert "not published (each said above): run\\nA/card.json (duplicate), missing\\nB.json (refused)" in err
+    assert "run\nA" not in err and "missing\nB" not in err
+    assert main(["publish", "missing\nB.json", str(card), "--db", db, "--no-input", "--fail-fast"]) == 1
+    err = capsys.readouterr().err
+    assert "mt-eval publish: stopped at missing\\nB.json (--fail-fast)" in err and "missing\nB" not in err
+    assert main(["leaderboard", "--db", db, "--out", "site\nC", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"wrote {tmp_path}/site\\nC/index.html (1 run card, 1 detail page); open ")
+    assert out.count("\n") == 1

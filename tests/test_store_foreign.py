@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -89,4 +90,31 @@ def test_an_empty_schema_version_beside_another_applications_tables_is_not_made_
     assert "not an mt-eval leaderboard store (it has the tables schema_version, users)" in capsys.readouterr().err
     with engine.connect() as connection:
         assert sorted(sa.inspect(connection).get_table_names()) == ["schema_version", "users"]
+    engine.dispose()
+
+
+def test_a_store_whose_cards_table_is_gone_is_said_incomplete_and_publishing_makes_it_again(store_url: str, cards,
+                                                                                             tmp_path: Path, capsys):
+    """Before, a store with mt-eval's own schema_version and no cards table (dropped by hand) was "not an mt-eval
+    leaderboard store (it has the tables schema_version)", by the board and by publish alike."""
+    first, second = (write_card(cards.card(name), tmp_path / name / "card.json") for name in ("alpha", "beta"))
+    assert main(["publish", str(first), "--db", store_url, "--no-input"]) == 0
+    engine = sa.create_engine(resolve_url(store_url))
+    with engine.begin() as connection:
+        connection.execute(sa.text("DROP TABLE cards"))
+    engine.dispose()
+    capsys.readouterr()
+    for command in (["leaderboard", "--db", store_url], ["leaderboard", "--db", store_url, "--json"]):
+        assert main(command) == 1
+        out, err = capsys.readouterr()
+        assert "an mt-eval leaderboard store left incomplete: its schema_version records version 1, but its cards " \
+               "table is missing (dropped?), so it holds no card: publishing a card makes the table again, empty " \
+               "(restore the store from a backup first to keep the cards it held)" in err, err
+        assert "not an mt-eval" not in err and out == ""
+    assert main(["publish", str(second), "--db", store_url, "--no-input"]) == 0
+    capsys.readouterr()
+    assert main(["leaderboard", "--db", store_url, "--json"]) == 0
+    assert [row["method_id"] for row in json.loads(capsys.readouterr().out)["groups"][0]["rows"]] == ["beta"]
+    with engine.connect() as connection:
+        assert connection.execute(sa.text("SELECT version FROM schema_version")).scalars().all() == [1]
     engine.dispose()

@@ -239,11 +239,12 @@ def _site(board: dict[str, Any], store: Any, out: Path, args: argparse.Namespace
         named = f"{where}: " if where and Path(where) != out else ""
         raise ExpectedError(f"cannot write the site to {out}: {named}{why}") from exc
     from mt_eval.control_chars import escaped_for_terminal
+    from mt_eval.leaderboard.publish import shown_path
 
     index = (out / "index.html").resolve()
     cards = f"{board['cards']} run card{'s' if board['cards'] != 1 else ''}"
-    print(escaped_for_terminal(f"wrote {index} ({cards}, {pages} detail page{'s' if pages != 1 else ''}); open "
-                               f"{index.as_uri()}"))
+    print(escaped_for_terminal(f"wrote {shown_path(index)} ({cards}, {pages} detail page{'s' if pages != 1 else ''}); "
+                               f"open {index.as_uri()}"))
     return 0
 
 

@@ -63,9 +63,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _card_argument(text: str) -> str:
     """A run card (`mt_eval.cli.arguments.card_argument`); a database URL given as one is a usage error that names
-    --db and shows no password (it had been said as a card that cannot be read, password and all)."""
+    --db and shows no password (it had been said as a card that cannot be read, password and all), and so is ``-``
+    (publish reads no standard input: it had been said as a file named - that is not there)."""
     from mt_eval.cli.arguments import card_argument
 
+    if text == "-":
+        raise argparse.ArgumentTypeError("publish reads run card files, not standard input: give the card's path "
+                                         "(write the card to a file first: mt-eval publish card.json; a file named - "
+                                         "is ./-)")
     if ":" in text:
         from mt_eval.leaderboard.address import MISTYPED_SCHEME, hidden
 
@@ -81,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
     from mt_eval.cli import said_on_stderr
     from mt_eval.control_chars import escaped_for_terminal
     from mt_eval.errors import InterruptedBefore
+    from mt_eval.leaderboard.publish import shown_path
 
     try:  # (Ctrl-C before a card is read: said so, not a bare "interrupted")
         from mt_eval.harness.policy import PolicyError, load_policy
@@ -117,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
             from None
 
     def refused(item: Any) -> None:
-        print(escaped_for_terminal(f"mt-eval publish: {item.path}: {item.error}"), file=sys.stderr)
+        print(escaped_for_terminal(f"mt-eval publish: {shown_path(item.path)}: {item.error}"), file=sys.stderr)
 
     shown: list[RunProgress] = []
 
@@ -189,6 +195,7 @@ def _said_how_it_ended(args: argparse.Namespace, result: Any) -> int:
     """Say on stderr how publishing ended, when it did not publish every card; its exit status."""
     from mt_eval.cli.termination import said
     from mt_eval.control_chars import escaped_for_terminal
+    from mt_eval.leaderboard.publish import shown_path
 
     kept = f"the {result.stored} cards stored before it are kept" if result.stored else "nothing was published"
     left = sum(1 for c in result.cards if c.error is None and c.outcome is None)
@@ -209,8 +216,8 @@ def _said_how_it_ended(args: argparse.Namespace, result: Any) -> int:
         print(escaped_for_terminal(f"mt-eval publish: {result.store_error}; {kept}{not_stored}"), file=sys.stderr)
         return 1
     if result.stopped_at is not None:
-        print(escaped_for_terminal(f"mt-eval publish: stopped at {result.stopped_at.path} (--fail-fast); {kept}"
-                                   f"{again if left else ''}"), file=sys.stderr)
+        print(escaped_for_terminal(f"mt-eval publish: stopped at {shown_path(result.stopped_at.path)} (--fail-fast); "
+                                   f"{kept}{again if left else ''}"), file=sys.stderr)
         return 1
     failed = [c for c in result.cards if c.error is not None or c.outcome is None or c.outcome.status != "published"]
     if failed and len(result.cards) > 1 and not args.json:  # (what was said of them may be far above, among many)
@@ -220,7 +227,10 @@ def _said_how_it_ended(args: argparse.Namespace, result: Any) -> int:
 
 def _not_published(failed: list[Any], given: int, shown: int = 10) -> str:
     """The last line of a publish of many cards that did not all go in: how many did, and which did not."""
-    names = [f"{c.path} ({'refused' if c.outcome is None else c.outcome.status})" for c in failed[:shown]]
+    from mt_eval.leaderboard.publish import shown_path
+
+    names = [f"{shown_path(c.path)} ({'refused' if c.outcome is None else c.outcome.status})"
+             for c in failed[:shown]]
     more = f" and {len(failed) - shown} more" if len(failed) > shown else ""
     return (f"{given - len(failed)} of {given} cards published; not published (each said above): "
             f"{', '.join(names)}{more}")

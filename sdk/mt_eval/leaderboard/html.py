@@ -132,8 +132,8 @@ def group_html(group: dict[str, Any], detail_pages: bool) -> str:
             f'<h2>{named(group["corpus_name"])} <span class="b">{escape(group["pair"])}'
             f'</span></h2><p class="muted">corpus sha256 <code>{escape(group["corpus_sha256"][:16])}</code>{subset} · '
             f'{escape(group["metric"])} ({order}) <code>{escape(group["signature"] or "")}</code></p>'
-            f'<table>{HEAD.format(metric=escape(group["metric"]))}<tbody>'
-            + "".join(row_html(r, detail_pages) for r in group["rows"]) + "</tbody></table></section>")
+            f'<div class=wide><table>{HEAD.format(metric=escape(group["metric"]))}<tbody>'
+            + "".join(row_html(r, detail_pages) for r in group["rows"]) + "</tbody></table></div></section>")
 
 
 def across_html(across: dict[str, Any]) -> str:
@@ -181,10 +181,11 @@ def index_page(board: dict[str, Any], *, title: str = "mt-eval leaderboard", det
             "</p>")
     unranked = ""
     if board["unranked"]:
-        unranked = ('<section class="group"><h2>Not ranked</h2><p class="muted">runs without a headline</p><table>'
+        unranked = ('<section class="group"><h2>Not ranked</h2><p class="muted">runs without a headline</p>'
+                    '<div class=wide><table>'
                     + HEAD.format(metric="headline") + "<tbody>"
                     + "".join(row_html(r, detail_pages, placed=True) for r in board["unranked"])
-                    + "</tbody></table></section>")
+                    + "</tbody></table></div></section>")
     given = filters_given(board)
     if given:  # (a board of some rows only says so: it is not the whole board)
         note += f"<p class=muted>only the run cards matching <code>{escape(given)}</code></p>"

@@ -7,7 +7,8 @@ write lock (``BEGIN IMMEDIATE``), PostgreSQL by a transaction-scoped advisory lo
 newer mt-eval (a version above the last one known here) is refused rather than misread, and so is a database
 with other tables and no ``schema_version`` of ours (none, or another application's of that name): it is not made
 a store. A store whose ``schema_version`` has lost its rows beside its ``cards`` is damaged: its version is not
-guessed, nor recorded again.
+guessed, nor recorded again. One whose ``schema_version`` (and nothing else) is left, its migrations recorded but
+the ``cards`` they made gone (dropped by hand), is incomplete: reading it says so, publishing makes the tables again.
 
 A migration is a function of a connection. Each one carries its own DDL: never edit a released migration,
 add the next one.
@@ -33,6 +34,18 @@ class Migration:
 
 class SchemaError(Exception):
     """The store's schema cannot be used by this mt-eval."""
+
+
+class IncompleteStore(SchemaError):
+    """A store of ours whose ``schema_version`` is all that is left of it: its migrations are recorded, but the
+    ``cards`` table they made is gone (each migration commits with its record, so it was dropped since). It held
+    no card any more: `migrate` makes its tables again, empty, without recording their migrations twice."""
+
+    def __init__(self, version: int) -> None:
+        super().__init__(f"an mt-eval leaderboard store left incomplete: its schema_version records version {version},"
+                         " but its cards table is missing (dropped?), so it holds no card: publishing a card makes the "
+                         "table again, empty (restore the store from a backup first to keep the cards it held)")
+        self.version = version
 
 
 # The longest text of a card's columns a store holds (PostgreSQL enforces them; a card past one is refused
@@ -110,8 +123,16 @@ def current_version(connection: sa.Connection) -> int:
     if version == 0 and set(tables) - {"schema_version"}:  # tables, but no version recorded: not made a store here
         raise _version_lost(connection) if "cards" in tables else _not_a_store(connection, tables)
     if 0 < version <= max(m.version for m in MIGRATIONS) and "cards" not in tables:  # (each version known has them)
-        raise _not_a_store(connection, tables)
+        raise IncompleteStore(version) if tables == ["schema_version"] and _records_ours(connection, version) \
+            else _not_a_store(connection, tables)
     return version
+
+
+def _records_ours(connection: sa.Connection, version: int) -> bool:
+    """Whether ``schema_version`` records this mt-eval's migrations 1 to ``version``, as `migrate` writes them."""
+    recorded = {tuple(row) for row in connection.execute(sa.select(schema_version.c.version,
+                                                                   schema_version.c.description))}
+    return recorded == {(m.version, m.description) for m in MIGRATIONS if m.version <= version}
 
 
 def _not_a_store(connection: sa.Connection, tables: list[str]) -> SchemaError:
@@ -149,7 +170,13 @@ def migrate(connection: sa.Connection, migrations: Sequence[Migration] | None = 
     """Apply the pending migrations inside the caller's (write) transaction; the versions applied."""
     migrations = MIGRATIONS if migrations is None else migrations
     lock(connection)
-    current = current_version(connection)
+    try:
+        current = current_version(connection)
+    except IncompleteStore as incomplete:  # its tables made again, their migrations recorded already
+        current = incomplete.version
+        for migration in sorted(migrations, key=lambda m: m.version):
+            if migration.version <= current:
+                migration.apply(connection)
     if not pending(current, migrations):
         return []
     _VERSIONS.create_all(connection, checkfirst=True)

@@ -52,6 +52,12 @@ class Prepared:
     hidden: bool  # class X: stored, never shown
 
 
+def shown_path(path: str | Path) -> str:
+    r"""A path as a message names it, on the message's line: its line breaks escaped (``\n``) as well as the control
+    characters every message escapes (`escaped_for_terminal`), so that a path never cuts the line that names it."""
+    return escaped_for_terminal(str(path), one_line=True)
+
+
 def now() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
 
@@ -99,7 +105,7 @@ def complete(path: Path, verification: Any, *, method_card: str | None = None, n
     gate = apply_gate(card, policy or shipped_policy(), data=verification.data, verification=verification)
     if not gate.passed:
         raise PublishError(f"its headline does not pass the gate (policy {gate.policy}), so it cannot be published "
-                           f"({gate_command(path, _policy_file(policy))} shows every rule):\n  "
+                           f"({shown_path(gate_command(path, _policy_file(policy)))} shows every rule):\n  "
                            + "\n  ".join(gate.failures))
     shown, source = settle_method_card(path, dict(card.method.card), method_card, no_input=no_input, ask=ask)
     row = build_row(verification.data, card, shown, source, verification.corpus_entries)
@@ -130,7 +136,7 @@ def read_card_file(path: Path) -> bytes:
         runs = sorted(p.parent.name for p in path.glob("*/card.json"))
         if runs:
             raise PublishError(f"this directory holds no card.json, but its directories {', '.join(runs[:5])}"
-                               f"{' …' if len(runs) > 5 else ''} do: give {path}/*/card.json") from exc
+                               f"{' …' if len(runs) > 5 else ''} do: give {shown_path(path)}/*/card.json") from exc
         from mt_eval.harness.card_files import directory_without_card
 
         message, fix = directory_without_card(path)
@@ -174,12 +180,13 @@ def settle_method_card(card_path: Path, recorded: dict[str, Any], given: str | N
     try:
         write_atomically(beside, content)
     except OSError as exc:  # the answers are kept: used now, and shown to be saved
-        print(escaped_for_terminal(f"mt-eval publish: warning: cannot write {beside}: {exc.strerror or exc}; this "
-                                   "publish uses the answers, and here they are as a method card — save them to a "
-                                   "file and give it with --method-card FILE next time:\n") + content.decode(),
+        print(escaped_for_terminal(f"mt-eval publish: warning: cannot write {shown_path(beside)}: "
+                                   f"{exc.strerror or exc}; this publish uses the answers, and here they are as a "
+                                   "method card — save them to a file and give it with --method-card FILE next "
+                                   "time:\n") + content.decode(),
               file=sys.stderr, end="")  # (the card: JSON, its control characters escaped already)
         return validated, "wizard (not saved)"
-    print(escaped_for_terminal(f"wrote {beside}"), file=sys.stderr)
+    print(escaped_for_terminal(f"wrote {shown_path(beside)}"), file=sys.stderr)
     return validated, f"wizard ({beside})"
 
 
@@ -219,10 +226,10 @@ def report(prepared: Prepared, outcome: Any) -> dict[str, Any]:
         if prepared.hidden:
             message += " — stored, but class X methods never appear on the leaderboard"
     elif outcome.status == "duplicate":
-        message = f"refused {prepared.path}: already published as #{outcome.id} on {outcome.published_at}"
+        message = f"refused {shown_path(prepared.path)}: already published as #{outcome.id} on {outcome.published_at}"
     else:
-        message = (f"refused {prepared.path}: run {outcome.run_id} is already published as #{outcome.id} with "
-                   "different content; a published run cannot be replaced by an altered card")
+        message = (f"refused {shown_path(prepared.path)}: run {outcome.run_id} is already published as "
+                   f"#{outcome.id} with different content; a published run cannot be replaced by an altered card")
     return {"card": str(prepared.path), "status": outcome.status, "id": outcome.id, "run_id": outcome.run_id,
             "content_sha256": outcome.content_sha256, "method_card": prepared.card_source, "message": message}
 
@@ -232,10 +239,11 @@ def unstored(item: Any) -> dict[str, Any]:
     reason, or not tried (publishing stopped first)."""
     if item.error is None:
         return not_tried(str(item.path), "publishing stopped before it")
-    return {**not_tried(str(item.path), ""), "status": "refused", "message": f"refused {item.path}: {item.error}"}
+    return {**not_tried(str(item.path), ""), "status": "refused",
+            "message": f"refused {shown_path(item.path)}: {item.error}"}
 
 
 def not_tried(card: str, why: str) -> dict[str, Any]:
     """The JSON form of a card publishing did not try, and ``why``."""
     return {"card": card, "status": "not_tried", "id": None, "run_id": None, "content_sha256": None,
-            "method_card": None, "message": f"not tried {card}: {why}"}
+            "method_card": None, "message": f"not tried {shown_path(card)}: {why}"}

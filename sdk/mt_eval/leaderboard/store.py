@@ -24,7 +24,7 @@ import sqlalchemy as sa
 from mt_eval.interrupts import held
 from mt_eval.leaderboard import StoreError
 from mt_eval.leaderboard.address import describe, resolve_url
-from mt_eval.leaderboard.migrations import SchemaError, current_version, lock, migrate, pending
+from mt_eval.leaderboard.migrations import IncompleteStore, SchemaError, current_version, lock, migrate, pending
 from mt_eval.leaderboard.store_engine import (
     checkpoint,
     failure_reason,
@@ -348,8 +348,13 @@ def open_store(db: str | None = None, *, create: bool = True, on_damaged: Callab
 def _opened(url: sa.URL, where: str, create: bool, on_damaged: Callable[[Damaged], None] | None) -> Store:
     store = Store(new_engine(url), url, on_damaged)  # reads only: a database that is not a store is left as it was
     with _opening(store), store.reading() as connection:  # the common case: nothing to migrate, no write lock
-        current = current_version(connection)
-        behind = pending(current)
+        try:
+            current = current_version(connection)
+            behind = pending(current)
+        except IncompleteStore:  # (read: said so; published into: `migrate` makes its tables again)
+            if not create:
+                raise
+            behind = True
     if not create:
         if behind:
             store.close()
