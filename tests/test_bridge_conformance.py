@@ -182,7 +182,7 @@ def test_check_command_reports_and_exits(tmp_path: Path):
     assert bad.stdout.count("FAIL") == 1  # (it stops: every transcript would fail the same way)
     assert "step 2 (expect): cat is not a bridge guest: it sent the initialize request back" in bad.stdout
     assert (f"conformance: stopped: cat is not a bridge guest, so the other {len(VECTORS) - 1} transcripts were not "
-            "run (each would fail the same way)") in bad.stdout
+            "run (each would fail the same way: every one needs a working handshake)") in bad.stdout
 
 
 def test_check_stops_at_a_guest_that_exits_before_answering_initialize_and_says_how(tmp_path: Path):
@@ -345,7 +345,8 @@ def test_check_stops_at_a_text_filter_and_says_what_it_did(program: str, seen: s
     assert done.stdout.count("FAIL") == 1, done.stdout
     assert f"is not a bridge guest: {seen}" in done.stdout
     assert "wrap it: an entry_point class whose translate() calls mt_eval.adapters.ProcessTranslator" in done.stdout
-    assert "transcripts were not run (each would fail the same way)" in done.stdout
+    assert "transcripts were not run (each would fail the same way: every one needs a working handshake)" in \
+        done.stdout
     assert time.monotonic() - started < 30  # (not the start timeout of each transcript)
 
 

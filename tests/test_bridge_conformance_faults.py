@@ -194,3 +194,40 @@ async def test_the_cancel_transcript_does_not_apply_to_a_guest_that_cannot_cance
     guest = DROPS_CANCELLED.replace("CANCEL", "False")
     outcome = await asyncio.wait_for(run_vector(VECTORS["cancel"], [sys.executable, "-c", guest]), 30)
     assert outcome.passed and outcome.skipped == "the guest does not declare capabilities.cancel"
+
+
+@pytest.mark.parametrize(("answer", "failure", "stopped"), [
+    ("sys.stdout.write('Loading model...\\n')", "stdout line is not JSON: 'Loading model...\\n'",
+     "the guest answers initialize with a line that is not JSON"),
+    ("sys.stdout.buffer.write(b'{\"jsonrpc\": \"2.0\", \"id\": 1, \"result\": \"caf\\xe9\"}\\n')",
+     "the guest sent a line that is not valid UTF-8 (byte 0xe9 at offset 42): write every line as UTF-8",
+     "the guest answers initialize with a line that is not valid UTF-8 (byte 0xe9 at offset 42)"),
+])
+def test_a_guest_whose_answer_to_initialize_cannot_be_read_stops_the_check(answer: str, failure: str, stopped: str,
+                                                                            capsys):
+    """Before: each of the ~31 transcripts failed the same way, a second apiece (a line not UTF-8 was called not
+    JSON); the check stops at the first, as for a guest that never answers initialize."""
+    from mt_eval.cli import main
+
+    guest = f"import sys\nfor line in sys.stdin:\n    {answer}\n    sys.stdout.flush()\n"
+    started = time.monotonic()
+    assert main(["bridge", "check", "--", sys.executable, "-c", guest]) == 1
+    out = capsys.readouterr().out
+    assert out.count("FAIL") == 1, out
+    assert f"step 2 (expect): {failure}" in out
+    assert (f"conformance: stopped: {stopped}, so the other {len(VECTORS) - 1} transcripts were not run (each would "
+            "fail the same way: every one needs a working handshake)") in out
+    assert time.monotonic() - started < 10
+
+
+async def test_a_line_past_what_is_read_names_the_protocols_limit_alone(monkeypatch):
+    """Before: "a line over 67,108,864 bytes (the protocol's limit is 16,777,216)", two limits for one."""
+    from mt_eval.bridge import conformance
+
+    monkeypatch.setattr(conformance, "READ_LIMIT", 1 << 20)
+    huge = "import sys\nsys.stdin.readline()\nsys.stdout.write('x' * (2 << 20) + '\\n')\nsys.stdout.flush()\n"
+    outcome = await asyncio.wait_for(run_vector(VECTORS["handshake"], [sys.executable, "-c", huge]), 30)
+    assert outcome.failure == ("step 2 (expect): the guest sent a line of more than 1,048,576 bytes (read no further), "
+                               "over the protocol's 16,777,216-byte limit")
+    assert outcome.no_handshake == ("the guest answers initialize with a line of more than 1,048,576 bytes (read no "
+                                    "further), over the protocol's 16,777,216-byte limit")

@@ -258,3 +258,39 @@ async def test_a_call_made_while_the_guest_starts_waits_for_its_handshake(tmp_pa
         assert [first[0]["predicted"], second[0]["predicted"]] == ["a", "b"]
     finally:
         await method.aclose()
+
+
+NOT_UTF8_GUEST = """import json, sys
+for line in sys.stdin:
+    request = json.loads(line)
+    if request["method"] == "initialize" and sys.argv[1] == "initialize":
+        sys.stdout.buffer.write(b'{"jsonrpc": "2.0", "id": %d, "result": "caf\\xe9"}\\n' % request["id"])
+    elif request["method"] == "initialize":
+        print(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {
+            "protocol_version": "mt-eval-bridge/1", "method": {"name": "x", "method_id": "x"}, "capabilities": {},
+            "guest": {"name": "g", "version": "1", "runtime": "python"}}}))
+    elif request["method"] == "translate":
+        sys.stdout.buffer.write(b'{"jsonrpc": "2.0", "id": %d, "error": {"code": -32603, "message": "caf\\xe9"}}\\n'
+                                % request["id"])
+    sys.stdout.flush()
+"""
+
+
+@pytest.mark.parametrize(("answers_badly", "status", "said"), [
+    ("initialize", 1, "mt-eval translate: cmd cannot start: guest cmd sent an invalid initialize result: not valid "
+                      "UTF-8 (byte 0xe9 at offset 4 of the result)"),
+    ("translate", 1, "[error] guest sent a line that is not valid UTF-8 (byte 0xe9 at offset 69)"),
+])
+def test_a_guest_line_that_is_not_utf8_is_refused_naming_the_byte(tmp_path: Path, capsys, answers_badly: str,
+                                                                    status: int, said: str):
+    """Before: an initialize result that is not UTF-8 was refused for its shape ("Expected `object`, got `str`") and
+    an answer "not valid JSON (or not UTF-8)"; the protocol's lines are UTF-8, and both hosts say where one is not."""
+    from mt_eval.cli import main
+
+    (tmp_path / "guest.py").write_text(NOT_UTF8_GUEST)
+    (tmp_path / "method.json").write_text(
+        '{"name": "Cmd", "method_id": "cmd", "class": "custom-plugin", "dependency_class": "S", "dependencies": [], '
+        f'"supported_pairs": ["eng>spa"], "command": ["{sys.executable}", "guest.py", "{answers_badly}"]}}')
+    assert main(["translate", str(tmp_path), "Hello"]) == status
+    out, err = capsys.readouterr()
+    assert said in out + err, (out, err)

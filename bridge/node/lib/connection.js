@@ -8,6 +8,7 @@
 // this host's sent back fails that request (bridge/PROTOCOL.md, "An error without an id").
 import { GuestProcess, LONGEST_DELAY } from './child.js';
 import { AnswerProblem } from './host-failures.js';
+import { invalidUtf8Offset } from './json-text.js';
 import { LazyTimer } from './lazy-timer.js';
 import { answeredWith, echoesRequest, watchHandshake } from './not-a-guest.js';
 import { endStrays, outsideGroup } from './strays.js';
@@ -262,7 +263,9 @@ export class Connection {
     const text = decodeUtf8(bytes);
     if (text === null) {
       const id = readMessageId(bytes.subarray(0, 4096));
-      const error = new AnswerProblem(ErrorCode.PARSE_ERROR, "the guest's response is not valid UTF-8");
+      const bad = invalidUtf8Offset(bytes); // (in the Python host's words: mt_eval.bridge.messages.not_utf8)
+      const error = new AnswerProblem(ErrorCode.PARSE_ERROR, 'guest sent a line that is not valid UTF-8 '
+        + `(byte 0x${bytes[bad].toString(16).padStart(2, '0')} at offset ${bad})`);
       if (!(typeof id === 'number' && this.#settle(id, error))) {
         this.logger.warn(`skipped a guest stdout line that is not valid UTF-8 (${bytes.length} bytes)`);
       }

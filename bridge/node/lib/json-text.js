@@ -226,7 +226,7 @@ export function parseOrdered(text, { onDuplicate, exactNumbers = false } = {}) {
 }
 
 /** Offset of the first byte that is not part of valid UTF-8 (as Python's decoder reports it), or -1. */
-function invalidUtf8Offset(bytes) {
+export function invalidUtf8Offset(bytes) {
   for (let i = 0; i < bytes.length;) {
     const lead = bytes[i];
     let size;

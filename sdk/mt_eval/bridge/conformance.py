@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 
-from mt_eval.bridge.messages import DEFAULT_MAX_LINE_BYTES
+from mt_eval.bridge.messages import DEFAULT_MAX_LINE_BYTES, not_utf8
 from mt_eval.bridge.transcripts import (
     mismatch,
     not_applicable,
@@ -31,7 +31,7 @@ from mt_eval.process_state import outside_group
 STEP_TIMEOUT_S = 10.0
 EXIT_WAIT_S = 5.0
 log = logging.getLogger("mt_eval.bridge")
-READ_LIMIT = 64 * 1024 * 1024  # longer lines are not read whole (the protocol's own limit is a quarter of it)
+READ_LIMIT = 64 * 1024 * 1024  # how far a line is read to measure it (the protocol's limit is a quarter of it)
 @dataclass
 class VectorOutcome:
     name: str
@@ -123,6 +123,10 @@ async def _diagnose_handshake(process: asyncio.subprocess.Process, outcome: Vect
         said = not_a_guest_message(label, None if echoed else text, echoed=echoed)
         outcome.no_handshake = f"{label} is not a bridge guest"
         outcome.failure = f"step {outcome.failed_step} (expect): {said}"
+        return
+    if isinstance(message, _Junk):  # (no answer a host can read: each transcript's handshake would fail alike)
+        shown = str(message) if isinstance(message, _TooLong) else "a line that is not JSON"
+        outcome.no_handshake = f"the guest answers initialize with {shown.partition(': write')[0]}"
         return
     with anyio.move_on_after(1.0):
         status = exit_status(await _exit_status(process))
@@ -271,7 +275,8 @@ async def _next_message(process: asyncio.subprocess.Process, outcome: VectorOutc
         try:
             line = await process.stdout.readline()
         except ValueError:  # (a line longer than the reader's limit)
-            return _TooLong(f"a line over {READ_LIMIT:,} bytes (the protocol's limit is {DEFAULT_MAX_LINE_BYTES:,})")
+            return _TooLong(f"a line of more than {READ_LIMIT:,} bytes (read no further), over the protocol's "
+                            f"{DEFAULT_MAX_LINE_BYTES:,}-byte limit")
         if len(line) > DEFAULT_MAX_LINE_BYTES + 1:
             return _TooLong(f"a {len(line) - 1:,}-byte line, over the protocol's {DEFAULT_MAX_LINE_BYTES:,}-byte "
                             "limit")
@@ -281,6 +286,8 @@ async def _next_message(process: asyncio.subprocess.Process, outcome: VectorOutc
             message = json.loads(line)
         except RecursionError:
             return _TooLong(f"a line of JSON nested too deeply to read ({line[:60].decode('utf-8', 'replace')!r}…)")
+        except UnicodeDecodeError:  # (the protocol's lines are UTF-8: a host refuses the line, as it says)
+            return _TooLong(f"a line that is {not_utf8(line)}: write every line as UTF-8")
         except ValueError:
             outcome.skipped_lines.append(line[:200].decode("utf-8", "replace"))
             return _Junk(line[:200].decode("utf-8", "replace"))
@@ -294,7 +301,8 @@ class _Junk(str):
 
 
 class _TooLong(_Junk):
-    """A line over the protocol's limit, or nested too deeply to read, which a host refuses (what it is, in words)."""
+    """A line over the protocol's limit, nested too deeply to read or not UTF-8, which a host refuses (what it is, in
+    words)."""
 
 
 _EOF = object()

@@ -124,7 +124,7 @@ class GuestConnection(ChildProcess):
         watch = asyncio.ensure_future(watch_handshake(self, self._not_a_guest))  # a plain program fails at once
         try:
             raw = await self.request("initialize", params, timeout_s=timeout, hard_timeout_s=timeout)
-            info = msgspec.json.decode(raw, type=m.InitializeResult)
+            info = m.decode_initialize_result(raw)
         except (m.BridgeError, msgspec.ValidationError, msgspec.DecodeError) as exc:
             await self.aclose()
             raise start_error(exc, label=self.label, start_timeout_s=timeout, exit_code=self.exit_code,
@@ -300,7 +300,7 @@ class GuestConnection(ChildProcess):
                 return
             message = reread
         except (msgspec.DecodeError, RecursionError):  # (RecursionError: nested too deep to read)
-            self._fail_line(line[:256], m.PARSE_ERROR, "guest sent a line that is not valid JSON (or not UTF-8)")
+            self._fail_line(line[:256], m.PARSE_ERROR, m.not_json_line(line))
             return
         if message.method is not None:
             if message.id is None:

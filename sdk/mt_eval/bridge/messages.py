@@ -211,3 +211,26 @@ def with_whole_number_id(line: bytes) -> Incoming | None:
         return decode_incoming(_encode({**message, "id": int(given)}))
     except msgspec.ValidationError:
         return None
+
+
+def not_utf8(data: bytes, of: str = "") -> str | None:
+    """Where a line (or ``of`` it) stops being UTF-8, which every protocol line is, in words — ``not valid UTF-8
+    (byte 0xff at offset 47)`` as both hosts and `mt-eval bridge check` say it — or None when it is UTF-8."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}{of})"
+    return None
+
+
+def not_json_line(line: bytes) -> str:
+    """Why the host cannot read a guest's line (said only once decoding it failed): not UTF-8, or not JSON."""
+    return f"guest sent a line that is {not_utf8(line) or 'not valid JSON'}"
+
+
+def decode_initialize_result(raw: msgspec.Raw) -> InitializeResult:
+    """A guest's initialize result, refused when it is not UTF-8 anywhere (a field the host skips too): read once
+    per guest, so the check costs no line of its answers."""
+    if (fault := not_utf8(bytes(raw), " of the result")) is not None:
+        raise msgspec.DecodeError(fault)
+    return msgspec.json.decode(raw, type=InitializeResult)

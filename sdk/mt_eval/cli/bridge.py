@@ -112,7 +112,7 @@ def check(command: Sequence[str], *, vectors: str | None, cwd: str | None) -> in
                 return 1
             if outcome.no_handshake:
                 shown(f"conformance: stopped: {outcome.no_handshake}, so the other {len(loaded) - number} transcripts "
-                      "were not run (each would fail the same way)")
+                      "were not run (each would fail the same way: every one needs a working handshake)")
                 return 1
     skips = f", {skipped} not applicable" if skipped else ""
     shown(f"conformance: {runs - failed - skipped} passed, {failed} failed{skips}")
