@@ -73,7 +73,8 @@ def test_a_missing_translate_export_is_reported_with_the_fix(tmp_path: Path):
     report = validate_plugin(node_plugin(tmp_path, "export function translat(entries) { return []; }\n"))
     [problem] = report.errors
     assert problem.message == "translate.js does not export translate (it exports translat)"
-    assert "export async function translate(entries, config)" in (problem.hint or "")
+    assert problem.hint == ("write `export async function translate(entries, config) { ... }` in an ES module, or "
+                            "`module.exports = { translate }` in a CommonJS one")  # (the guest's own words)
 
 
 def test_a_default_export_instead_of_translate_is_named_as_the_guest_names_it(tmp_path: Path):
@@ -128,6 +129,32 @@ def test_a_translate_export_that_is_not_a_function_says_what_it_is(tmp_path: Pat
     [problem] = report.errors
     assert problem.message == 'translate.js exports translate, but it is not a function: it is "hello"'
     assert "export async function translate(entries, config)" in (problem.hint or "")
+
+
+def test_a_node_method_card_that_throws_fails_validate_as_a_python_one_does(tmp_path: Path):
+    """Before: the guest logged the throw and sent no card, and validate passed the plugin."""
+    directory = node_plugin(tmp_path, GOOD_JS, card='(() => { throw new Error("card boom"); })()')
+    [problem] = validate_plugin(directory, scan=False).errors
+    assert (problem.file, problem.code) == ("translate.js methodCard()", "method-card")
+    assert problem.message == "raised Error: card boom (translate.js:4)"
+    assert problem.hint == "make methodCard() return an object of card fields"
+
+
+def test_a_node_method_card_that_is_a_list_fails_validate_as_a_python_one_does(tmp_path: Path):
+    [problem] = validate_plugin(node_plugin(tmp_path, GOOD_JS, card="[1]"), scan=False).errors
+    assert (problem.file, problem.message, problem.hint) == (
+        "translate.js methodCard()", "a method card must be an object, got list", "return or write a JSON object")
+
+
+def test_a_missing_decide_export_gets_the_guests_own_problem_and_fix(tmp_path: Path):
+    """Before: only a missing translate was recognised (with a rewritten fix); decide's was "loading … failed"."""
+    directory = node_plugin(tmp_path, GOOD_JS)
+    manifest = json.loads((directory / "method.json").read_text())
+    (directory / "method.json").write_text(json.dumps({**manifest, "implements": ["decide"]}))
+    [problem] = validate_plugin(directory, scan=False).errors
+    assert problem.message == "translate.js does not export decide (it exports translate)"
+    assert problem.hint == ("write `export async function decide(rows, config) { ... }` in an ES module, or "
+                            "`module.exports = { decide }` in a CommonJS one")
 
 
 def test_the_card_a_node_method_reports_is_checked(tmp_path: Path):

@@ -4,6 +4,7 @@
 // export holding them works too.
 import { declaredDefaults } from './contract/declared-defaults.js';
 import { got } from './contract/value-words.js';
+import { notACard } from './contract/words.js';
 import {
   DEFAULT_MAX_LINE_BYTES, ErrorCode, LineSplitter, SUPPORTED_VERSIONS, classify, decodeUtf8, describe, encode,
   errorResponse, isPlainObject, isValidId, lineBytes, resultResponse,
@@ -263,17 +264,16 @@ export class GuestServer {
     }
   }
 
-  // The method's card for initialize: a failing or malformed methodCard() is logged, not fatal.
+  // The method's card for initialize: a methodCard() that throws, or returns what is not a card, fails the start
+  // (as a Python method's method_card() does), with the module's file, what went wrong and the fix.
   async card() {
     if (!this.method.methodCard) return null;
-    try {
-      const card = await this.method.methodCard();
-      if (card === null || card === undefined || isPlainObject(card)) return card ?? null;
-      this.log(`methodCard() returned ${describe(card)}, not an object: the card is null`);
-    } catch (error) {
-      this.log(`methodCard() failed: ${thrownText(error)}`);
-    }
-    return null;
+    const { reportedCard } = await import('./method-load.js'); // (loaded already: it loaded the method)
+    const card = await reportedCard(this.method);
+    const problem = notACard('methodCard()', card);
+    if (!problem) return card;
+    const { MethodCardError } = await import('./load-errors.js');
+    throw new MethodCardError(this.method.file, problem.message, problem.hint);
   }
 
   async methodCard(id, fail) {

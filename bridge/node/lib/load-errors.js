@@ -20,6 +20,26 @@ export class MethodLoadError extends Error {
   }
 }
 
+/**
+ * The method's methodCard() threw, or returned what is not a card: `problem` says which (as the Python SDK words a
+ * method_card() that raises), `fix` how to mend it; the message names the module file first.
+ */
+export class MethodCardError extends Error {
+  constructor(file, problem, fix) {
+    super(`${file} methodCard(): ${problem}\n  fix: ${fix}`);
+    this.name = 'MethodCardError';
+    Object.assign(this, { file, problem, fix });
+  }
+}
+
+/** A thrown value in words, with the place in the method's code it was thrown from: "Error: boom (translate.js:4)". */
+export function thrownAt(error, file) {
+  const message = (typeof error?.message === 'string' ? error.message : describe(error)).split('\n')[0];
+  const where = firstFrame(error, dirname(file))?.where;
+  const said = error instanceof Error ? `${error.name}: ${message}` : `thrown: ${describe(error)}`;
+  return where ? `${said} (${where})` : said;
+}
+
 /** The package.json that decides how Node reads `file`, and its "type" ("commonjs" when absent). */
 export function packageScope(file) {
   for (let directory = dirname(file); ; directory = dirname(directory)) {

@@ -104,8 +104,25 @@ export async function loadMethod(target) {
     // a name given (method.json's, --name) comes first, as for a Python method; else the module's own, if it has one
     name: !target.named && typeof api.name === 'string' && api.name !== '' ? api.name : target.name,
     methodId: target.methodId,
+    file: target.file,
   };
 }
+
+/**
+ * What the loaded method reports with methodCard(): null without one; when it throws, a MethodCardError naming
+ * the module, what was thrown and the fix. (What it returns is the caller's to check: `notACard`.)
+ */
+export async function reportedCard(method) {
+  if (!method.methodCard) return null;
+  try {
+    return (await method.methodCard()) ?? null;
+  } catch (error) {
+    const { MethodCardError, thrownAt } = await import('./load-errors.js');
+    throw new MethodCardError(method.file, `raised ${thrownAt(error, method.file)}`, CARD_FIX);
+  }
+}
+
+export const CARD_FIX = 'make methodCard() return an object of card fields';
 
 const sharedModules = new Map(); // module file → { loading, users }: the instance open loads share
 const closedInstances = new Map(); // module file → how many of its instances were closed

@@ -97,14 +97,14 @@ export async function translate(entries) {
     }
   });
 
-  test('a failing methodCard() gives a null card at initialize and -32007 when asked', async () => {
-    const driver = guest(['--module', moduleFile('cardless.js', `export async function translate() { return []; }
-      export function methodCard() { throw new RangeError('no card today'); }`)]);
-    assert.equal((await driver.initialize()).result.card, null);
-    driver.send({ jsonrpc: '2.0', id: 2, method: 'method_card', params: {} });
-    const answer = await driver.next();
-    assert.deepEqual(answer.error, { code: -32007, message: 'RangeError: no card today', data: { type: 'RangeError' } });
-    await driver.close();
+  test('a failing methodCard() fails initialize with the file, what it threw and the fix (as Python\'s method_card())', async () => {
+    const file = moduleFile('cardless.js', `export async function translate() { return []; }
+      export function methodCard() { throw new RangeError('no card today'); }`);
+    const driver = guest(['--module', file]);
+    const { error } = await driver.initialize();
+    assert.deepEqual(error, { code: -32603, message: `cannot load the method: ${file} methodCard(): raised RangeError: no card `
+      + 'today (cardless.js:2)\n  fix: make methodCard() return an object of card fields', data: { type: 'MethodCardError' } });
+    assert.equal((await driver.close()).code, 1);
   });
 
   test('a plugin directory uses its manifest\'s id and node_entry', async () => {

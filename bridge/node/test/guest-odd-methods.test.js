@@ -48,13 +48,12 @@ test('a Symbol thrown from a timer is logged and the guest serves on', async () 
   assert.doesNotMatch(driver.stderr, /Cannot convert/);
 });
 
-test('a methodCard() that throws a Symbol leaves the card null; the method still starts', async () => {
+test('a methodCard() that throws a Symbol fails initialize, naming what it threw', async () => {
   const file = moduleFile('card.js', `${ECHO}export function methodCard() { throw Symbol('card'); }\n`);
   const driver = guest(['--module', file]);
-  const answer = await driver.initialize();
-  assert.equal(answer.result?.card, null, JSON.stringify(answer));
-  await driver.close();
-  assert.match(driver.stderr, /methodCard\(\) failed: Symbol\(card\)/);
+  const { error } = await driver.initialize();
+  assert.equal(error.message.split('\n')[0], `cannot load the method: ${file} methodCard(): raised thrown: Symbol(card)`);
+  assert.equal((await driver.close()).code, 1);
 });
 
 test('a module that throws an object without a prototype, or a BigInt, as it loads is named', async () => {

@@ -79,3 +79,26 @@ test('the card of a Python plugin served over the bridge is merged too', { skip:
   assert.equal(card.description, 'from the file');
   await method.close();
 });
+
+test('a methodCard() that throws is named with its file, what it threw and the fix, as Python names method_card()', async () => {
+  const directory = plugin({ 'method.json': manifest(), 'translate.js': translateJs('(() => { throw new Error("card boom"); })()') });
+  const method = await loadMethodPlugin(directory);
+  await assert.rejects(method.methodCard(), (error) => {
+    assert.ok(error instanceof ManifestError);
+    assert.equal(error.file, 'translate.js methodCard()');
+    assert.match(error.message, /error: translate\.js methodCard\(\): raised Error: card boom \(translate\.js:2\)/);
+    assert.equal(error.hint, 'make methodCard() return an object of card fields');
+    return true;
+  });
+  await method.close();
+});
+
+test('the Node guest refuses to start a method whose methodCard() throws or returns a list, saying why', async () => {
+  const { startGuest } = await import('../index.js');
+  for (const [card, said] of [['(() => { throw new Error("card boom"); })()', /methodCard\(\): raised Error: card boom \(translate\.js:2\)\n {2}fix: make methodCard\(\) return an object of card fields/],
+    ['[1]', /methodCard\(\): a method card must be an object, got list\n {2}fix: return or write a JSON object/]]) {
+    const directory = plugin({ 'method.json': manifest(), 'translate.js': translateJs(card) });
+    await assert.rejects(startGuest([process.execPath, new URL('../bin/mt-eval-guest.js', import.meta.url).pathname, directory]),
+      (error) => { assert.match(error.message, said); return true; });
+  }
+});

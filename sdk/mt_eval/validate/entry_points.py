@@ -56,6 +56,8 @@ _ERROR_LINE = re.compile(r"\b(\w*Error: [^\n]*)")
 _LOAD_TIME_THROW = "threw while it was being loaded"  # the Node guest's words (lib/load-errors.js)
 _GUEST_SYNTAX_PLACE = re.compile(r"cannot load the method: (?P<file>[^\n]+?\.[cm]?js):(?P<line>\d+): "
                                  r"(?P<error>SyntaxError: [^\n]*)")
+_GUEST_OWN_PROBLEM = re.compile(r"cannot load the method: [^\n]+?\.[cm]?js (?:methodCard\(\): (?P<card>[^\n]*)|"
+                                r"(?P<export>(?:does not export|exports \w+, but it is not a function)[^\n]*))")
 _GUEST_GENERIC_SYNTAX_FIX = "correct the syntax there"  # (lib/load-errors.js: no more to say than the place)
 
 
@@ -125,14 +127,13 @@ def _node_start_problems(source: PluginSource, exc: BridgeError, *, sandboxed: b
     file = str(source.directory / entry)
     data = exc.data if isinstance(exc.data, dict) else {}
     said = f"{exc.message}\n{data.get('stderr_tail') or ''}"
-    not_a_function = re.search(r"exports translate, but it is not a function: it is (.*)", said)
-    not_exported = re.search(r"does not export translate(?: \(.*\))?", said)  # (with what it exports instead)
-    if not_exported or not_a_function:
-        what = f"exports translate, but it is not a function: it is {not_a_function.group(1)}" if not_a_function \
-            else not_exported[0] if not_exported else ""
-        return [Problem(file=file, path="$", code="entry-point", message=f"{entry} {what}",
-                        hint="write `export async function translate(entries, config) { ... }` (or module.exports = "
-                             "{ translate } in a CommonJS file)")]
+    told = _GUEST_OWN_PROBLEM.search(exc.message)
+    if told:  # the guest's own problem and fix: a missing export, or a methodCard() that fails
+        fix = split_fix(exc.message)[1]
+        if told["card"]:
+            return [Problem(file=f"{entry} methodCard()", path="$", code="method-card", message=told["card"],
+                            hint=fix)]
+        return [Problem(file=file, path="$", code="entry-point", message=f"{entry} {told['export']}", hint=fix)]
     if "SyntaxError" in said and _LOAD_TIME_THROW not in said:  # (not JSON.parse's at load time, say)
         told = _GUEST_SYNTAX_PLACE.search(exc.message)
         if told:  # the guest's own place (the entry, or a module it imports) and fix (e.g. the package's "type")

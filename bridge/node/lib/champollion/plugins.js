@@ -24,7 +24,9 @@ import { Slots } from '../host-gates.js';
 import { checkConfig, checkLoadOptions, checkOptionNames, completeLogger } from '../host-options.js';
 import { sendingOnlyValidText } from '../lone-surrogates.js';
 import { mergeCard } from '../contract/plugin.js';
+import { makeProblem } from '../contract/words.js';
 import { ManifestError, kebabCase, readMethodManifest } from '../manifest.js';
+import { reportedCard } from '../method-load.js';
 import { resolveMethod, useMethodModule } from '../method-module.js';
 import { ResultNotes, completeDecisionConfig, completeRunConfig, errorResult, matchResults, resultsFor } from '../results.js';
 import { sayStrays } from '../unmatched.js';
@@ -336,8 +338,12 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
       if (manifest.runtime === 'node') {
         inProcess ??= inProcessMethod();
         const method = await inProcess;
-        runtime = method.methodCard ? (await method.methodCard()) ?? null : null;
         label = `${manifest.manifest.node_entry} methodCard()`;
+        runtime = await reportedCard(method).catch((error) => { // (what it raised, with the place and the fix)
+          if (error?.name !== 'MethodCardError') throw error;
+          throw new ManifestError([makeProblem(label, '$', error.problem, { hint: error.fix, code: 'method-card' })],
+            `the method card of ${directory} is not valid`);
+        });
       } else {
         await start(null);
         runtime = (await guest).info?.card ?? null;

@@ -13,7 +13,7 @@ import { isDirectory, isFile, stats } from '../champollion/files.js';
 import { parseJsonBytes, toPlain } from '../json-text.js';
 import { decodeValue } from './decode.js';
 import { derive } from './rules.js';
-import { SET_BY, kebabCase, makeProblem } from './words.js';
+import { SET_BY, kebabCase, makeProblem, notACard } from './words.js';
 import { defaults, fieldNames, fieldsMarked, schema, withoutDefaults } from './schema.js';
 
 // ---- the method card -------------------------------------------------------------------------------
@@ -44,10 +44,6 @@ export function cardFromManifest(manifest, methodId) {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => present(value)));
 }
 
-// Python's name for the type of a value a card source returned instead of an object.
-const pythonType = (value) => (Array.isArray(value) ? 'list' : typeof value === 'string' ? 'str'
-  : typeof value === 'boolean' ? 'bool' : Number.isInteger(value) ? 'int' : typeof value === 'number' ? 'float' : 'NoneType');
-
 /** The top-level key a problem's JSON path starts with: $.a.b and $.a[0]: a; $["open-source"]: open-source. */
 function topKey(path) {
   const quoted = /^\$\[("(?:[^"\\]|\\.)*")\]/.exec(path);
@@ -67,9 +63,9 @@ export function mergeCard(manifest, methodId, sources, { manifestFile = MANIFEST
   const identity = identityFields();
   for (const [source, data] of sources) {
     if (data === null || data === undefined) continue;
-    if (typeof data !== 'object' || Array.isArray(data)) {
-      problems.push(makeProblem(source, '$', `a method card must be an object, got ${pythonType(data)}`,
-        { hint: 'return or write a JSON object', code: 'type' }));
+    const notAnObject = notACard(source, data);
+    if (notAnObject) {
+      problems.push(notAnObject);
       continue;
     }
     for (const key of identity) {

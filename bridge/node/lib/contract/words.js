@@ -287,3 +287,14 @@ export function getCloseMatches(word, possibilities, n = 3, cutoff = 0.6) {
   found.sort(([s1, x1], [s2, x2]) => (s2 - s1) || byCodePoints(x2, x1));
   return found.slice(0, n).map(([, candidate]) => candidate);
 }
+
+// Python's name for the type of a value a card source returned instead of an object.
+const pythonType = (value) => (Array.isArray(value) ? 'list' : typeof value === 'string' ? 'str'
+  : typeof value === 'boolean' ? 'bool' : Number.isInteger(value) ? 'int' : typeof value === 'number' ? 'float' : 'NoneType');
+
+/** The problem with a card source (`source` names it) that is not an object, or null when it is one (or none). */
+export function notACard(source, data) {
+  if (data === null || data === undefined || (typeof data === 'object' && !Array.isArray(data))) return null;
+  return makeProblem(source, '$', `a method card must be an object, got ${pythonType(data)}`,
+    { hint: 'return or write a JSON object', code: 'type' });
+}
