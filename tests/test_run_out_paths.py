@@ -13,6 +13,7 @@ import pytest
 from gate_policies import LENIENT
 from mt_eval.cli import main
 from test_new_existing import unwritable
+from test_store_file_modes import SETPRIV, as_a_user
 
 HERE = Path(__file__).parent
 SCRIPTED = HERE / "fixtures" / "methods"
@@ -118,3 +119,40 @@ def test_an_option_given_where_a_value_was_left_out_is_not_shown_as_that_value(c
             main(["run", "--demo", "--out", given])
         assert stop.value.code == 2
         assert capsys.readouterr().err.splitlines()[-1].endswith(": argument --out: expected one argument")
+
+
+def read_only(path: Path, writable: bool = False) -> None:
+    """``chmod -R a-w`` on ``path`` (``u+w`` with ``writable``)."""
+    for item in [path, *path.rglob("*")]:
+        item.chmod(item.stat().st_mode | 0o200 if writable else item.stat().st_mode & ~0o222)
+
+
+@pytest.mark.skipif(ROOT and SETPRIV is None, reason="root writes any file, and no setpriv is here")
+def test_a_complete_run_in_a_read_only_directory_resumes_as_complete_and_one_with_work_left_says_why_not(tmp_path,
+                                                                                                          capsys):
+    """Before: "cannot write to --out …" (exit 1) for a resume of a complete run, which has nothing to write."""
+    corpus = corpus_at(tmp_path / "corpus.jsonl")
+    out = tmp_path / "run"
+    assert run(tmp_path, corpus, out) == 0
+    resume = ["run", "--method", str(SCRIPTED), "--corpus", str(corpus), "--out", str(out), "--quiet",
+              "--latency-sample", "0", "--no-contamination-check", "--pair", "eng>spa", *LENIENT, "--resume"]
+    files = {path.name: path.read_bytes() for path in out.iterdir()}
+    read_only(out)
+    try:
+        done = as_a_user(*resume)
+        assert (done.returncode, done.stderr) == (0, "")
+        assert done.stdout == (f"mt-eval run: the run in {out} is complete already: nothing to resume; its card "
+                               f"{out / 'card.json'} is unchanged\n")
+        read_only(out, writable=True)
+        (out / "card.json").unlink()
+        read_only(out)
+        done = as_a_user(*resume)
+        assert done.returncode == 1
+        assert done.stderr == (f"mt-eval run: cannot resume {out}: the run has work left (entries to translate, or its "
+                               f"card to write), and {out} cannot be written (Permission denied): make the run's files "
+                               f"writable for you (chmod -R u+w {out}), or copy {out} where you can write and resume "
+                               "the copy\n")
+    finally:
+        read_only(out, writable=True)
+    del files["card.json"]
+    assert {path.name: path.read_bytes() for path in out.iterdir()} == files  # (nothing written)

@@ -5,7 +5,7 @@ swallow by catching ``CancelledError``) and turns every way a call can fail
 as a whole — it raises, it runs past the deadline, it calls ``sys.exit()`` — into a `CallFailed` whose
 message is what the entries carry (`call_failure`: every other call of a method — the latency calls, a
 substitution replay — says it in the same words). `split_on_failure` sends a batch whose call failed again in
-halves, down to single entries (after a timeout, one entry at a time straight away), so only the entries the
+halves, down to single entries (after a timeout, one entry per call straight away), so only the entries the
 method fails on get the error and the others keep their results. The harness (`mt-eval run`) and `mt-eval
 locales` both call in-process methods this way; the bridge hosts do the same for guests
 (`mt_eval.bridge.method`, and ``bridge/node/lib/host.js``).
@@ -267,21 +267,48 @@ async def guarded_translate(method: TranslationMethod, entries: list[dict[str, A
 
 
 async def split_on_failure(call: Callable[[list[Entry]], Awaitable[list[Result]]], batch: list[Entry],
-                           error_for: Callable[[Entry, str], Result]) -> list[Result]:
+                           error_for: Callable[[Entry, str], Result], *, at_once: int = 1) -> list[Result]:
     """``call(batch)``; when it fails as a whole, the halves again, down to single entries. A call that timed out
-    is sent again one entry at a time instead: each part of it would wait out its own deadline again, so halves
-    would cost a hanging entry its whole batch's time at every level (15 times ``--timeout`` in a batch of 8,
-    against 9 this way), as the bridge hosts do for a guest that hung."""
+    is sent again one entry per call instead, ``at_once`` of those calls at a time (1: one after another, for a
+    method that takes one call at a time): each part of it would wait out its own deadline again, so halves would
+    cost a hanging entry its whole batch's time at every level (15 times ``--timeout`` in a batch of 8, against 9
+    one at a time, and 2 all at once), as the bridge hosts do for a guest that hung."""
     try:
         return await call(batch)
     except CallFailed as failure:
         if len(batch) == 1:
             return [error_for(batch[0], failure.message)]
         if failure.timed_out:
-            return [result for entry in batch for result in await split_on_failure(call, [entry], error_for)]
+            return await _each_alone(call, batch, error_for, at_once)
     middle = len(batch) // 2
     return (await split_on_failure(call, batch[:middle], error_for)
             + await split_on_failure(call, batch[middle:], error_for))
+
+
+async def _each_alone(call: Callable[[list[Entry]], Awaitable[list[Result]]], batch: list[Entry],
+                      error_for: Callable[[Entry, str], Result], at_once: int) -> list[Result]:
+    """Each entry of ``batch`` in a call of its own, ``at_once`` calls at a time; the results in ``batch``'s order.
+    What a call raises (not a `CallFailed`: a bug) stops the others and is raised as it is."""
+    if at_once <= 1:
+        return [result for entry in batch for result in await split_on_failure(call, [entry], error_for)]
+    results: list[list[Result]] = [[] for _ in batch]
+    raised: list[Exception] = []
+    limiter = anyio.CapacityLimiter(at_once)
+
+    async def alone(index: int, entry: Entry) -> None:
+        try:
+            async with limiter:
+                results[index] = await split_on_failure(call, [entry], error_for)
+        except Exception as exc:
+            raised.append(exc)
+            group.cancel_scope.cancel()
+
+    async with anyio.create_task_group() as group:
+        for index, entry in enumerate(batch):
+            group.start_soon(alone, index, entry)
+    if raised:
+        raise raised[0]
+    return [result for part in results for result in part]
 
 
 async def guarded_close(method: object, label: str, *, prog: str, directory: Path | None = None,

@@ -108,16 +108,24 @@ class RunDirectoryLock:
         self.path = directory / self.FILE
         self.command = command
         self._fd: int | None = None
+        self.writable = True  # (False: a lock file this user may only read, locked as it is)
 
-    def acquire(self, *, wait_s: float | None = None, on_wait: Callable[[Busy], None] | None = None
-                ) -> RunDirectoryLock:
-        """Take the lock; raises `Busy` (after ``wait_s`` seconds of trying, when given)."""
+    def acquire(self, *, wait_s: float | None = None, on_wait: Callable[[Busy], None] | None = None,
+                read_only: bool = False) -> RunDirectoryLock:
+        """Take the lock; raises `Busy` (after ``wait_s`` seconds of trying, when given). ``read_only``: a lock
+        file this user may only read (a read-only run directory) is locked as it is, without naming the holder."""
         import fcntl
 
         self.directory.mkdir(parents=True, exist_ok=True)
         # (never through a symbolic link: writing who holds it would empty the file it points to)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0),
-                     0o644)
+        flags = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | flags, 0o644)
+        except OSError as exc:
+            if not (read_only and exc.errno in (errno.EACCES, errno.EROFS)):
+                raise
+            fd = os.open(self.path, os.O_RDONLY | flags)  # (flock needs no write access)
+            self.writable = False
 
         def attempt() -> dict[str, Any] | None:
             try:
@@ -128,8 +136,9 @@ class RunDirectoryLock:
 
         try:
             _waiting(attempt, f"run directory {self.directory}", wait_s, on_wait)
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, json.dumps(holder_info(self.command)).encode() + b"\n", 0)
+            if self.writable:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, json.dumps(holder_info(self.command)).encode() + b"\n", 0)
         except BaseException:
             os.close(fd)
             raise
@@ -150,7 +159,8 @@ class RunDirectoryLock:
 
     def release(self) -> None:
         if self._fd is not None:
-            os.ftruncate(self._fd, 0)  # no holder to name any more; the file itself stays (it is harmless)
+            if self.writable:
+                os.ftruncate(self._fd, 0)  # no holder to name any more; the file itself stays (it is harmless)
             os.close(self._fd)  # closing releases the lock
             self._fd = None
 

@@ -2,8 +2,8 @@
 
 Workers (``concurrency`` of them) take batches of ``batch_size`` entries from one queue. A batch gets
 ``timeout_s`` per entry. A call that raises or calls ``sys.exit()`` is sent again in halves, down to single
-entries, and one that times out one entry at a time (`mt_eval.guarded_calls`), so only the entries it fails on
-fail. Failed entries are
+entries, and one that times out one entry per call, as many calls at once as the method takes
+(`mt_eval.guarded_calls`), so only the entries it fails on fail. Failed entries are
 retried (``retries`` times each) while the run's retry budget lasts. Every final result is appended to
 the results log as it completes, so an interrupted run can be resumed.
 
@@ -90,6 +90,8 @@ async def execute(method: TranslationMethod, entries: Sequence[dict[str, Any]], 
     retries: deque[list[dict[str, Any]]] = deque()
     busy = waiting = 0
     wake = anyio.Event()
+    # (every call of the method holds one: the entries of a batch that timed out, sent alone, share them too)
+    calls = anyio.CapacityLimiter(calls_at_once(method, settings.concurrency))
 
     def next_batch() -> list[dict[str, Any]] | None:
         nonlocal batches
@@ -119,7 +121,7 @@ async def execute(method: TranslationMethod, entries: Sequence[dict[str, Any]], 
                 continue
             busy += 1
             try:
-                results = await _translate_batch(method, batch, config, settings, outcome, directory)
+                results = await _translate_batch(method, batch, config, settings, outcome, directory, calls)
             finally:
                 busy -= 1
                 if waiting:
@@ -151,21 +153,23 @@ async def execute(method: TranslationMethod, entries: Sequence[dict[str, Any]], 
 
 
 async def _translate_batch(method: TranslationMethod, batch: list[dict[str, Any]], config: RunConfig,
-                           settings: RunSettings, outcome: Outcome, directory: Path | None) -> list[TranslationResult]:
+                           settings: RunSettings, outcome: Outcome, directory: Path | None,
+                           calls: anyio.CapacityLimiter) -> list[TranslationResult]:
     backstop_s = backstop_for(method, settings.timeout_s, len(batch))
     timing = outcome.timing
     elapsed = 0.0
 
     async def call(part: list[dict[str, Any]]) -> list[TranslationResult]:
         nonlocal elapsed
-        started = time.perf_counter()
-        try:
-            raw = await guarded_translate(method, [dict(e) for e in part], config, timeout_s=settings.timeout_s,
-                                          directory=directory, backstop_s=backstop_s)
-        finally:
-            elapsed = time.perf_counter() - started
-            if timing.first_call_s is None:
-                timing.first_call_s = elapsed
+        async with calls:
+            started = time.perf_counter()
+            try:
+                raw = await guarded_translate(method, [dict(e) for e in part], config, timeout_s=settings.timeout_s,
+                                              directory=directory, backstop_s=backstop_s)
+            finally:
+                elapsed = time.perf_counter() - started
+                if timing.first_call_s is None:
+                    timing.first_call_s = elapsed
         paired, unknown = results_for(part, raw, label="the method", notes=outcome.notes, elapsed_s=elapsed)
         if unknown and (said := outcome.notes.stray_warning(unknown)):  # (as a guest's host says it)
             logging.getLogger("mt_eval.harness").warning("%s", said)
@@ -174,4 +178,4 @@ async def _translate_batch(method: TranslationMethod, batch: list[dict[str, Any]
     def failed(entry: dict[str, Any], message: str) -> TranslationResult:
         return error_result(str(entry["id"]), message, elapsed)
 
-    return await split_on_failure(call, batch, failed)
+    return await split_on_failure(call, batch, failed, at_once=int(calls.total_tokens))

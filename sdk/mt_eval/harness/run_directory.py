@@ -8,8 +8,13 @@ as long as the run uses it.
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import hashlib
 import os
+import stat
 import sys
+import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -48,14 +53,16 @@ def write_json(path: Path, value: Any) -> None:
     write_atomically(path, msgspec.json.format(msgspec.json.encode(value), indent=2) + b"\n")
 
 
-def writable_directory(out: Path, what: str, flag: str = "--out") -> None:
+def writable_directory(out: Path, what: str, flag: str = "--out", *, resuming: bool = False) -> None:
     """Refuse ``out`` before any work unless it is a directory that can be written in or created (for the
     ``what``, e.g. "the run"): a file there, a file among its parents, or a place that cannot be written is
     named now, not as an OSError once the work is done. Nothing is left behind: directories made to find
-    out are removed."""
+    out are removed. ``resuming`` the run there: refused by `open_run_directory` only if it has work left."""
     try:
         if out.exists() and not out.is_dir():
             raise RunError(f"{flag} {out} is a file, not a directory: give a directory for {what}")
+        if resuming and (out / "run.json").is_file():
+            return
     except OSError as exc:
         raise RunError(f"cannot use {flag} {out}: {exc.strerror or exc}") from None
     _try_writing(out, flag)
@@ -102,8 +109,6 @@ def _try_writing(directory: Path, flag: str, given: Path | None = None) -> None:
             if attempt + 1 == _ATTEMPTS:
                 raise RunError(f"cannot {verb} {flag} {given or directory}: {exc.strerror or exc}") from None
         except OSError as exc:
-            import errno
-
             if exc.errno == errno.EROFS:  # (no chmod helps: the mount is read-only)
                 raise RunError(f"cannot {verb} {flag} {given or directory}: it is on a file system mounted read-only; "
                                f"give {flag} a place on a writable file system") from None
@@ -115,8 +120,6 @@ def _try_writing(directory: Path, flag: str, given: Path | None = None) -> None:
 def permission_fix(path: Path, exc: OSError) -> str | None:
     """How to let this user write ``path`` when ``exc`` says the permissions (EACCES) or its attributes (EPERM: an
     immutable file or directory) refused it; None for any other error."""
-    import errno
-
     if exc.errno == errno.EACCES:
         return f"make it writable for you (chmod u+w {path})"
     if exc.errno == errno.EPERM:
@@ -127,8 +130,6 @@ def permission_fix(path: Path, exc: OSError) -> str | None:
 def _first_existing(lineage: list[Path]) -> tuple[int, bool]:
     """The index of the first of ``lineage`` that exists, and whether it is a directory (one look at it: another
     process may remove it at any time)."""
-    import stat
-
     for index, path in enumerate(lineage):
         try:
             return index, stat.S_ISDIR(path.stat().st_mode)
@@ -143,10 +144,6 @@ _ATTEMPTS = 100  # (a parent another process made and removed again: each time, 
 def _make_and_write(missing: list[Path], directory: Path) -> None:
     """Make the ``missing`` directories (the deepest first in the list: made last), a nameless file in
     ``directory``, then remove the directories this call made (not those another process made meanwhile)."""
-    import contextlib
-    import stat
-    import tempfile
-
     made: list[Path] = []
     try:
         for path in reversed(missing):
@@ -206,8 +203,6 @@ def default_run_name(method_id: str, corpus_name: str) -> str:
 def fitting_name(name: str, limit: int = NAME_BYTES) -> str:
     """``name`` when its UTF-8 form is at most ``limit`` bytes, else its start and a hash of the whole (two long
     names that start alike stay apart)."""
-    import hashlib
-
     raw = name.encode()
     if len(raw) <= limit:
         return name
@@ -261,6 +256,7 @@ def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,
                            f"with --force{_written_since(state) if any(n == CODE for n, _ in changed) else ''}")
         if finished is not None:
             finished(state)
+        _refuse_read_only(out)
         _refuse_unwritable_logs(out)
         state.sessions += 1  # type: ignore[attr-defined]
     elif outputs and not force and state_path.exists():
@@ -303,6 +299,22 @@ def _refuse_corpus_among_outputs(out: Path, corpus_path: str | None) -> None:
         if same:
             raise RunError(f"the corpus {corpus_path} is {out / name}, a file the run writes in its directory (and "
                            f"--force deletes): move the corpus out of {out}, or choose another --out")
+
+
+def _refuse_read_only(out: Path) -> None:
+    """`RunError` when a resume with work left cannot write in ``out`` or its lock file (a complete run's writes
+    nothing: a read-only run directory is let in as far as this)."""
+    path = out
+    try:
+        tempfile.TemporaryFile(dir=out).close()
+        if os.path.lexists(path := out / ".lock"):  # (`mt_eval.locks.RunDirectoryLock.FILE`)
+            os.close(os.open(path, os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0)))
+    except OSError as exc:
+        fix = (f"make the run's files writable for you (chmod -R u+w {out})" if exc.errno == errno.EACCES
+               else permission_fix(path, exc) or "make it writable")
+        raise RunError(f"cannot resume {out}: the run has work left (entries to translate, or its card to write), and "
+                       f"{path} cannot be written ({exc.strerror or exc}): {fix}, or copy {out} where you can write "
+                       "and resume the copy") from None
 
 
 def _refuse_unwritable_logs(out: Path) -> None:

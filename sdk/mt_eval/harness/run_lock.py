@@ -27,8 +27,10 @@ class RunDirectoryHold:
     `take`. Anything raised before that releases it, and Ctrl-C (while loading, or waiting for the directory with
     ``--wait``) is said as ``nothing_done`` (e.g. "nothing was translated") with what became of the directory."""
 
-    def __init__(self, out: Path | None, *, command: str, wait_s: float | None, prog: str, nothing_done: str) -> None:
+    def __init__(self, out: Path | None, *, command: str, wait_s: float | None, prog: str, nothing_done: str,
+                 resume: bool = False) -> None:
         self.out = out
+        self.resume = resume  # (a resume locks a lock file it may only read: a complete run needs no writing)
         self.command = command
         self.wait_s = wait_s
         self.prog = prog
@@ -63,7 +65,7 @@ class RunDirectoryHold:
             raise self._interrupted() from value
 
     def _hold(self, out: Path) -> RunDirectoryLock:
-        return hold_run_directory(out, command=self.command, wait_s=self.wait_s, prog=self.prog)
+        return hold_run_directory(out, command=self.command, wait_s=self.wait_s, prog=self.prog, resume=self.resume)
 
     def _interrupted(self) -> InterruptedBefore:
         out = self.out
@@ -71,14 +73,17 @@ class RunDirectoryHold:
         return InterruptedBefore(f"\n{self.prog}: interrupted before the run started: {self.nothing_done}, and {left}")
 
 
-def hold_run_directory(out: Path, *, command: str, wait_s: float | None, prog: str) -> RunDirectoryLock:
+def hold_run_directory(out: Path, *, command: str, wait_s: float | None, prog: str,
+                       resume: bool = False) -> RunDirectoryLock:
     """Take the run directory's lock (``with hold_run_directory(...):``); raises `mt_eval.locks.Busy` when
-    another process holds it and ``wait_s`` (None: do not wait) passes first."""
+    another process holds it and ``wait_s`` (None: do not wait) passes first. ``resume``: a lock file that
+    only reads is locked as it is (`mt_eval.harness.run_directory.open_run_directory` refuses a resume with
+    anything to write there)."""
     lock = RunDirectoryLock(out, command=command)
     _refuse_odd_lock_file(out, lock.path)
     try:
-        return lock.acquire(wait_s=wait_s, on_wait=lambda busy: print(f"{prog}: {busy}; waiting for it (--wait)",
-                                                                       file=sys.stderr))
+        return lock.acquire(wait_s=wait_s, read_only=resume,
+                            on_wait=lambda busy: print(f"{prog}: {busy}; waiting for it (--wait)", file=sys.stderr))
     except Busy as busy:
         busy.exit_status = EXIT_BUSY
         busy.advise("Wait for it to finish (or stop it)", "; a run directory is used by one process at a time")

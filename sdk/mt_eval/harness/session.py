@@ -122,10 +122,10 @@ def run_evaluation(request: RunRequest) -> RunReport:
     from mt_eval.extensions import enable_extension, make_plugin_manager, metric_scorers
 
     large_buffers_mapped()  # a million entries' blocks and arrays, freed, leave no holes for the scorers to count
-    rules = RunRules.from_request(request)
-    if request.directory.out is not None:  # named now, not once the corpus is read and the method loaded
-        writable_directory(request.directory.out, "the run")  # (then locked, when in use: `RunDirectoryHold`)
-    with RunDirectoryHold(request.directory.out, command=request.command_line(), wait_s=request.directory.wait_s,
+    rules, given = RunRules.from_request(request), request.directory
+    if given.out is not None:  # named now, not once the corpus is read and the method loaded
+        writable_directory(given.out, "the run", resuming=given.resume)  # (then locked, when in use)
+    with RunDirectoryHold(given.out, command=request.command_line(), wait_s=given.wait_s, resume=given.resume,
                           prog="mt-eval run", nothing_done="nothing was translated") as hold:
         spec = request.corpus
         corpus = read_run_corpus(spec)
