@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import pytest
@@ -109,3 +110,31 @@ async def test_a_program_ending_slowly_after_closing_its_stdin_fails_no_record(t
     finally:
         await translator.aclose()
     assert outcomes == [(f"T:{text.upper()}", None) for text in "abcd"]
+
+
+# Closes a program that started a process in its group and exits at the end of its input, in a process that adopts
+# orphans as the mt-eval program does; prints how long the close took.
+CLOSE_IN_ADOPTING_PROCESS = """import asyncio, sys, time
+from mt_eval import process_exit
+from mt_eval.adapters import ProcessOptions, ProcessTranslator, Stage
+PROGRAM = ("import subprocess, sys\\nsubprocess.Popen(['sleep', '60'])\\n"
+           "for line in sys.stdin:\\n    print(line, end='', flush=True)\\n")
+async def main():
+    process_exit.adopts_orphans = True
+    translator = ProcessTranslator(stages=[Stage((sys.executable, '-c', PROGRAM))],
+                                   options=ProcessOptions(shutdown_grace_s=6.0))
+    assert [r.text for r in await translator.translate_texts(['a'])] == ['a']
+    started = time.monotonic()
+    await translator.aclose()
+    print(time.monotonic() - started)
+asyncio.run(main())
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a child subreaper is Linux's")
+def test_a_process_the_program_left_in_its_group_does_not_hold_up_its_close_once_ended():
+    """Before, the group's process ended by SIGTERM stayed a zombie of the mt-eval program (which adopts orphans), a
+    signal to the group still found it, and every close — so every Ctrl-C of a run — waited out the whole grace."""
+    done = subprocess.run([sys.executable, "-c", CLOSE_IN_ADOPTING_PROCESS], capture_output=True, text=True,
+                          timeout=60, check=True)
+    assert float(done.stdout) < 3.0, done.stdout

@@ -225,3 +225,29 @@ def test_a_call_that_waits_long_is_said_now_and_then_and_alike_by_both_commands(
     monkeypatch.setattr(report, "WAITING_AFTER_S", 10.0)
     assert main(["locales", "--config", str(projects["python"].root), "--force"]) == 0
     assert capsys.readouterr().err == "es: 2/2 strings answered\n"
+
+
+SLOW_CLOSE = {  # a Python plugin that translates at once and takes 30 s to close (it logs a call as it starts closing)
+    ".champollion/methods/slowclose/method.json": {"name": "Slow close", "method_id": "slowclose",
+                                                   "class": "custom-plugin", "description": "slow to close",
+                                                   "entry_point": "pipeline:SlowClose", "dependency_class": "S",
+                                                   "dependencies": []},
+    ".champollion/methods/slowclose/pipeline.py": (
+        "import asyncio, os\n\n\nclass SlowClose:\n    async def translate(self, entries, config):\n"
+        "        return [{'id': e['id'], 'predicted': e['source'].upper()} for e in entries]\n\n"
+        "    async def aclose(self):\n        open(os.environ['CHAMPOLLION_FIXTURE_LOG'], 'a').write('{}\\n')\n"
+        "        await asyncio.sleep(30)\n"),
+    "locales/en/a.json": {"hello": "Hello", "world": "World"},
+}
+
+
+@pytest.mark.parametrize(("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
+def test_stopped_while_the_methods_close_says_what_was_written(tmp_path: Path, sig: signal.Signals, status: int):
+    """Before, a Ctrl-C (or the second one) that came while the methods were being closed, the files already written,
+    said "interrupted before anything was sent; nothing was written"."""
+    project = make_project(tmp_path, pairs_config({"en:es": {"methodPlugin": "slowclose"}}), SLOW_CLOSE, plugins=())
+    done = interrupted("python", project, after_calls=1, sig=sig)
+    assert done.returncode == status, done.stderr
+    assert project.json("locales/es/a.json") == {"hello": "HELLO", "world": "WORLD"}
+    assert done.stderr.splitlines()[-1] == ("mt-eval locales: interrupted; kept 2 keys translated (1 file written, "
+                                            "with their lock entries)"), done.stderr

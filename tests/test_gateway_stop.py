@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from aiohttp import web
 
 MODEL = "slow-2024-01-01"
@@ -122,9 +123,13 @@ def test_a_second_ctrl_c_answers_the_requests_in_flight_503_and_logs_them(tmp_pa
         (503, "the gateway stopped before the upstream's answer was complete")]
 
 
-def test_a_request_in_flight_at_one_ctrl_c_is_answered_when_it_ends_within_the_grace(tmp_path: Path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda sig: sig.name)
+def test_a_request_in_flight_at_one_ctrl_c_is_answered_when_it_ends_within_the_grace(tmp_path: Path,
+                                                                                    sig: signal.Signals):
+    """One SIGHUP (the terminal closed) stops it as one Ctrl-C does. Before, on uvloop, the Ctrl-C it is passed on as
+    was heard twice: the request in flight was answered 503 at once, without the grace."""
     with a_request_in_flight(tmp_path, delay_s=1) as (process, answers, client_done):
-        process.send_signal(signal.SIGINT)
+        process.send_signal(sig)
         _out, err = process.communicate(timeout=20)
         client_done()
     assert process.returncode == 0 and "waiting up to 10 s for 1 request in flight" in err, err

@@ -27,6 +27,7 @@ from mt_eval import child_spawn
 from mt_eval.child_detached import DetachedWatch, end_strays
 from mt_eval.child_stderr import StderrTail
 from mt_eval.process_exit import adopt_orphans
+from mt_eval.process_state import group_members, runs
 
 # Writes held back in one turn of the loop that go out together (`ChildProcess.write`): with 64 one-entry requests
 # in flight, groups of 8 let the child answer the first while the host sends the rest (1.5x the requests per
@@ -59,9 +60,20 @@ async def reap_group(pid: int | None, grace: float) -> None:
     until = loop.time() + grace
     while loop.time() < until:
         await anyio.sleep(0.02)
-        if not signal_group(pid, 0):  # signal 0 only asks whether the group still exists
+        if not group_runs(pid):
             return
     signal_group(pid, signal.SIGKILL)
+
+
+def group_runs(pid: int | None) -> bool:
+    """Whether a process of the group ``pid`` leads still runs. A zombie has ended, though signal 0 still finds its
+    group: one this process adopted (`mt_eval.process_exit.adopt_orphans`) stays a zombie until the program ends,
+    and waiting for it kept every close waiting out its whole grace. Where /proc cannot be read, whether the group
+    can still be signalled."""
+    if not signal_group(pid, 0):
+        return False
+    members = group_members(pid) if pid is not None else []
+    return not members or any(runs(member) for member in members)
 
 
 def exit_status(code: int | None) -> str:

@@ -125,7 +125,11 @@ async def _serve(args: argparse.Namespace, policy: object, host: str, port: int,
             _remove_if_empty(args.log)  # (made for nothing: it never served)
         said_on_stderr(f"mt-eval gateway: cannot listen on {args.unix or args.listen}: {exc.strerror or exc}")
         return 1
-    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+    # SIGTERM and SIGHUP are heard here, not passed on as Ctrl-C (`mt_eval.cli.termination`): on uvloop that Ctrl-C
+    # came twice, and one SIGHUP stopped the requests in flight at once. One started ignored (nohup) stays so.
+    heard = [signal.SIGINT, *(sig for sig in (signal.SIGTERM, signal.SIGHUP)
+                              if signal.getsignal(sig) is not signal.SIG_IGN)]
+    with anyio.open_signal_receiver(*heard) as signals:
         continued = (f" (continued: it holds {before[0]} requests, {before[2]} tokens, which count toward the "
                      "budget)" if before[0] else "")
         print(escaped_for_terminal(f"mt-eval gateway: serving {url} (models: "

@@ -178,17 +178,24 @@ def _translate(config: ChampollionConfig, methods: list[PairMethod], args: argpa
                 async def open_method(method: PairMethod) -> Translate:
                     return waiting.watched(await open_pair_method(method, opened, interrupted.is_set), method)
 
-                return await sync_locales(config, methods, open_method, dry_run=args.dry_run, force=args.force,
-                                          progress=progress, stop=stop)
+                written.append(await sync_locales(config, methods, open_method, dry_run=args.dry_run,
+                                                  force=args.force, progress=progress, stop=stop))
+                return written[0]
         finally:
             progress.close()
             for loaded in opened:  # (each bounded: one that fails or hangs is a warning)
                 await guarded_close(loaded.method, loaded.method_id, prog="mt-eval locales",
                                     directory=loaded.directory)
 
+    written: list[SyncReport] = []
     try:
         with prints_to_stderr(), _warnings_said():  # what the methods print and their hosts warn of (in main)
             return event_loop.run(main)  # (closed without waiting for a method's task that ignores cancellation)
+    except KeyboardInterrupt:  # (Ctrl-C while the methods were closed, once the files were written: said as kept)
+        if not written:
+            raise
+        written[0].interrupted = True
+        return written[0]
     except BaseException as error:
         blocked = find_blocked(error)
         if blocked is None:
