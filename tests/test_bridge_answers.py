@@ -212,10 +212,16 @@ async def test_an_initialize_result_choosing_a_version_not_offered_fails_the_sta
     ("abc", 'entries must be a list of entries, got the string "abc"'),
     (None, "entries must be a list of entries, got null"),
     ([{"id": "a", "source": "x"}, 5], "entries[1] must be an object, got the number 5"),
+    ([{"id": 1, "source": "x"}], "entries[0].id must be a non-empty string, got the number 1"),
+    ([{"id": "", "source": "x"}], 'entries[0].id must be a non-empty string, got the string ""'),
+    ([{"id": "a", "source": 5}], "entries[0].source must be a string, got the number 5"),
+    ([{"id": "a", "source": "x"}, {"id": "a", "source": "y"}], 'entries[1].id "a" appears twice in the request'),
 ])
 async def test_entries_a_caller_gives_in_no_shape_the_host_can_send_are_said_so(given, said):
     """Before: a KeyError 'id', "dictionary update sequence element #0 has length 1", "'NoneType' object is not
-    iterable" from inside the host — whether the guest was running yet or not."""
+    iterable" from inside the host — whether the guest was running yet or not; then a number for an id or a source
+    came back as each entry's error, and an id given twice was sent. The Node host refuses the same entries in the
+    same words (bridge/node/test/host.test.js)."""
     method = BridgeMethod([sys.executable, "-c", ANSWERS_BADLY, json.dumps({})], label="cmd",
                           options=HostOptions(start_timeout_s=15, request_timeout_s=10, shutdown_grace_s=1))
     try:

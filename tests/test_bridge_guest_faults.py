@@ -64,10 +64,10 @@ async def test_an_invalid_config_fails_every_entry_at_once_with_the_guests_messa
         missing = await method.translate(entries("a", "b", "c"), None)
         assert {r["error"] for r in missing} == {"params.config is missing and initialize gave none"}
         assert translate_requests == [8, 3]
-        # a problem with one entry still fails that entry alone: the request is split to find it
-        split = await method.translate(entries("ab", 5, "cd"), CONFIG)
-        assert [r["predicted"] for r in split] == ["spa:ba", None, "spa:dc"]
-        assert split[1]["error"].startswith("params.entries[0].source must be a string")
+        # an entry no guest takes is refused before anything is sent, in the guests' words (`params.` aside)
+        with pytest.raises(TypeError, match=r"^entries\[1\]\.source must be a string, got the number 5$"):
+            await method.translate(entries("ab", 5, "cd"), CONFIG)
+        assert translate_requests == [8, 3]
         assert method.restarts == 0
     finally:
         await method.aclose()

@@ -133,7 +133,7 @@ class _Guest:
 
         monkeypatch.setattr(guest_module, "poll_input", recorded)
         self.method = _Gated()
-        self.server = GuestServer(self.method, name="gated", method_id="gated", card=None)
+        self.server = GuestServer(self.method, name="gated", method_id="gated")
         self.to_guest, self.guest_in = os.pipe()[::-1]
         self.from_guest, guest_out = os.pipe()
         self.task = asyncio.get_running_loop().create_task(self.server.run(guest_out, self.guest_in))

@@ -104,7 +104,7 @@ def _in_a_callback(chunk: bytes, server: GuestServer, then: Any = None) -> Any:
 
 async def _starts_in_the_turn_that_read_it() -> None:
     method = _Recorder()
-    server = GuestServer(method, name="recorder", method_id="recorder", card=None)
+    server = GuestServer(method, name="recorder", method_id="recorder")
     out = server._out = _Written()
     answered_in_turn, started_in_turn = await _in_a_callback(
         _initialize() + _request(1, "now") + _request(2, "wait"), server,
@@ -151,7 +151,7 @@ class _Waiter:
 
 async def _cancelled_before_its_task_stepped() -> None:
     method = _Waiter()
-    server = GuestServer(method, name="waiter", method_id="waiter", card=None)
+    server = GuestServer(method, name="waiter", method_id="waiter")
     out = server._out = _Written()
     cancel = b'{"jsonrpc":"2.0","method":"cancel","params":{"id":1}}\n'
     await _in_a_callback(_initialize() + _request(1, "long") + cancel + _request(2, "brief"), server)

@@ -303,19 +303,13 @@ def method_card_of(source: PluginSource, method: object | None, *, card_file: tu
     problems: list[Problem] = []
     runtime_card = getattr(method, "method_card", None)
     if callable(runtime_card):
+        from mt_eval.bridge.guest_requests import MethodCardError, reported_card  # (the guests' words too)
+
         label = str(getattr(method, "card_label", None) or f"{source.manifest.entry_point} method_card()")
         try:
-            sources[label] = runtime_card()
-        except SystemExit as exc:  # a method must not end the run
-            problems.append(Problem(file=label, path="$", code="method-card",
-                                    message=describe_exit(exc, source.directory),
-                                    hint="a method must not end the process: raise an exception instead"))
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:
-            problems.append(Problem(file=label, path="$", code="method-card",
-                                    message=f"raised {describe_exception(exc, source.directory)}",
-                                    hint="make method_card() return a dict of card fields"))
+            sources[label] = reported_card(runtime_card, source.directory)
+        except MethodCardError as exc:
+            problems.append(Problem(file=label, path="$", code="method-card", message=exc.problem, hint=exc.fix))
     card, found = merge_card(source.manifest, source.method_id, sources, manifest_file=source.manifest_file)
     return card, problems + found
 

@@ -123,6 +123,15 @@ def card_from_manifest(manifest: Manifest, method_id: str) -> dict[str, Any]:
     return {k: v for k, v in fields.items() if v is not None}
 
 
+def not_a_card(source: str, data: Any) -> Problem | None:
+    """The problem with a card source (``source`` names it) that is not an object, or None when it is one (or none):
+    the words of both reference guests for a ``method_card()`` that returns no card (Node's ``notACard``)."""
+    if data is None or isinstance(data, dict):
+        return None
+    return Problem(file=source, path="$", message=f"a method card must be an object, got {type(data).__name__}",
+                   hint="return or write a JSON object", code="type")
+
+
 def merge_card(
     manifest: Manifest,
     method_id: str,
@@ -141,9 +150,8 @@ def merge_card(
     for source, data in sources.items():
         if data is None:
             continue
-        if not isinstance(data, dict):
-            problems.append(Problem(file=source, path="$", message=f"a method card must be an object, got "
-                                    f"{type(data).__name__}", hint="return or write a JSON object", code="type"))
+        if (not_an_object := not_a_card(source, data)) is not None:
+            problems.append(not_an_object)
             continue
         for key in identity_fields():
             if key in data and key in base and data[key] != base[key]:

@@ -107,6 +107,26 @@ export async function translate(entries) {
     assert.equal((await driver.close()).code, 1);
   });
 
+  test('a methodCard() asked again that returns no card, or throws, fails that request in initialize\'s words', async () => {
+    // (the Python guest answers alike: tests/test_guest_parity.py)
+    const file = moduleFile('fickle.js', `export async function translate() { return []; }
+      let calls = 0;
+      export function methodCard() { calls += 1; if (calls === 3) throw new Error('gone'); return calls === 1 ? {} : [1]; }`);
+    const driver = guest(['--module', file]);
+    assert.deepEqual((await driver.initialize()).result.card, {});
+    const asked = [];
+    for (const id of [2, 3]) {
+      driver.send({ jsonrpc: '2.0', id, method: 'method_card', params: {} });
+      asked.push((await driver.next()).error);
+    }
+    assert.deepEqual(asked, [
+      { code: -32007, message: `${file} methodCard(): a method card must be an object, got list\n  fix: return or write a JSON object`,
+        data: { type: 'MethodCardError' } },
+      { code: -32007, message: `${file} methodCard(): raised Error: gone (fickle.js:3)\n  fix: make methodCard() return an object `
+        + 'of card fields', data: { type: 'MethodCardError' } }]);
+    assert.equal((await driver.close()).code, 0);
+  });
+
   test('a plugin directory uses its manifest\'s id and node_entry', async () => {
     const directory = join(scratch, 'Plugin Dir');
     mkdirSync(directory);

@@ -20,6 +20,7 @@ import msgspec
 
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.lines import id_in
+from mt_eval.gold import GOLD_FIELDS, method_view
 from mt_eval.lone_surrogates import MESSAGE_LIMIT
 from mt_eval.records import TranslationResult, result_problem, with_capped_error
 from mt_eval.results import NOT_A_RESULT, ResultNotes, error_result, parse_returned, results_for, unusable
@@ -215,6 +216,29 @@ def refuse_unshaped(kind: RequestKind, items: Any) -> None:
     problem = kind.problem(items, kind.key)
     if problem is not None:
         raise TypeError(problem)
+
+
+def entries_to_send(entries: Any) -> list[dict[str, Any]]:
+    """The entries a caller gave ``translate``, as they are sent: themselves when they carry no gold (they are only
+    encoded, never handed to code in this process), else copies without it (`mt_eval.gold`). Entries no guest takes
+    (ids that are non-empty strings, once each, and string sources) are a `TypeError` in a guest's words, ``params.``
+    aside, as the Node host refuses them; found in the same one pass over them."""
+    if type(entries) is not list:  # (a tuple, say)
+        refuse_unshaped(TRANSLATE, entries)
+        return method_view(entries)
+    gold = False
+    ids = set()
+    for entry in entries:
+        if type(entry) is not dict or type(entry_id := entry.get("id")) is not str or not entry_id \
+                or type(entry.get("source")) is not str:
+            refuse_unshaped(TRANSLATE, entries)  # (a Mapping, or a str subclass, is checked as a guest checks it)
+            return method_view(entries)
+        ids.add(entry_id)
+        if not gold and not GOLD_FIELDS.isdisjoint(entry):
+            gold = True
+    if len(ids) != len(entries):
+        refuse_unshaped(TRANSLATE, entries)
+    return method_view(entries) if gold else entries
 
 
 class UnmatchedAnswers:

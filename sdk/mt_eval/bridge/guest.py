@@ -17,6 +17,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, cast
 
 import msgspec
@@ -27,9 +28,12 @@ from mt_eval.bridge import messages as m
 from mt_eval.bridge.eager import start_eagerly
 from mt_eval.bridge.guest_io import FileInput, FileOutput, Output, PipeOutput, StdinProtocol, streams
 from mt_eval.bridge.guest_requests import (
+    MethodCardError,
+    card_answer,
     decide_params,
     decision_answer,
     reread_request,
+    runtime_card,
     translate_answer,
     translate_params,
 )
@@ -58,17 +62,10 @@ def divert_stdout() -> int:
     return protocol_fd
 
 
-def runtime_card(method: Any) -> dict[str, Any] | None:
-    """What the method itself reports with ``method_card()`` (None without one); the host merges it with the
-    card from the plugin's files, as it does for a method loaded in-process."""
-    card = getattr(method, "method_card", None)
-    value = card() if callable(card) else None
-    return value if isinstance(value, dict) else None
-
-
-def serve_method(method: Any, protocol_fd: int, *, name: str, method_id: str, implements: Sequence[str]) -> int:
+def serve_method(method: Any, protocol_fd: int, *, name: str, method_id: str, implements: Sequence[str],
+                 module_file: Path | None = None) -> int:
     """Serve ``method`` on ``protocol_fd`` (see `divert_stdout`) and stdin until stdin closes; the exit status."""
-    server = GuestServer(method, name=name, method_id=method_id, card=runtime_card(method), implements=implements)
+    server = GuestServer(method, name=name, method_id=method_id, module_file=module_file, implements=implements)
     try:
         event_loop.run(server.run, protocol_fd)
     except KeyboardInterrupt:
@@ -77,7 +74,7 @@ def serve_method(method: Any, protocol_fd: int, *, name: str, method_id: str, im
         return 130
     if isinstance(server.output_error, BrokenPipeError):  # the reader went away (`| head`): quietly, as tools do
         return 141
-    return 1 if server.output_error is not None else 0
+    return 1 if server.output_error is not None or server.load_failed else 0
 
 
 STUCK = "mt-eval serve: interrupted, but the method blocks the event loop and could not be stopped; ending it"
@@ -94,11 +91,12 @@ class GuestServer:
     these tasks belong to the bridge's I/O layer (README, *One async style*): an anyio task and cancel scope per
     request cost a fifth of the guest's throughput."""
 
-    def __init__(self, method: Any, *, name: str, method_id: str, card: dict[str, Any] | None,
+    def __init__(self, method: Any, *, name: str, method_id: str, module_file: Path | None = None,
                  implements: Sequence[str] = ("translate",), max_line_bytes: int = m.DEFAULT_MAX_LINE_BYTES) -> None:
         self.method = method
         self.identity = {"name": name, "method_id": method_id}
-        self.card = card
+        self.module_file = module_file  # the method's module, named when its method_card() fails (`runtime_card`)
+        self.load_failed = False  # initialize was refused: the method's card cannot be made
         self.implements = list(dict.fromkeys(implements))
         self.initialized = False
         self.shared_latency = False  # the host reads a translate answer's latency_s (initialize's shared_latency)
@@ -273,8 +271,8 @@ class GuestServer:
         if method == "initialize" and not self.initialized:
             self.initialize(request_id, params)
         elif not self.initialized:
-            self.send(m.error_line(request_id, m.NOT_INITIALIZED,
-                                   f'not initialized: send "initialize" before "{method}"'))
+            self.send(m.error_line(request_id, m.NOT_INITIALIZED, "not initialized: the method failed to load"
+                                   if self.load_failed else f'not initialized: send "initialize" before "{method}"'))
         elif method == "initialize":
             self.send(m.error_line(request_id, m.INVALID_REQUEST, "already initialized"))
         elif self.shutting_down and method != "shutdown":
@@ -293,7 +291,7 @@ class GuestServer:
             self.send(m.error_line(request_id, m.METHOD_NOT_FOUND, f"this method does not implement {method} "
                                    f"(it implements {', '.join(self.implements)})"))
         elif method == "method_card":
-            self.send(m.result_line(request_id, {"card": self.card}))
+            self.send(card_answer(request_id, self.method, self.module_file))
         elif method == "shutdown":  # what is in flight is finished; nothing new is started
             self.shutting_down = True
             self.send(m.result_line(request_id, None))
@@ -318,10 +316,17 @@ class GuestServer:
                                    f"invalid config: expected an object, got {value_in_words(config)}"))
             return
         self.default_config = config  # checked, with its defaults filled in, by the requests that use it
+        try:
+            card = runtime_card(self.method, self.module_file)
+        except MethodCardError as exc:  # the start fails (as the Node guest's does), the reason and the fix said
+            self.load_failed = True
+            self.send(m.error_line(request_id, m.INTERNAL_ERROR, f"cannot load the method: {exc}",
+                                   {"type": "MethodCardError"}))
+            return
         self.initialized = True
         self.shared_latency = params.get("shared_latency") is True
         self.send(m.result_line(request_id, {
-            "protocol_version": chosen, "method": self.identity, "card": self.card,
+            "protocol_version": chosen, "method": self.identity, "card": card,
             "capabilities": {"max_batch": None, "max_concurrency": self._slots.count, "cancel": True,
                              "progress": False},
             "guest": {"name": "mt-eval serve", "version": __version__,

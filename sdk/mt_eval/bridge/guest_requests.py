@@ -1,17 +1,20 @@
 """What a Python guest (`mt_eval.bridge.guest`) checks in a translate or decide request, and the answer it sends:
 the id it answers under, the params, the RunConfig (a run's repeated config checked once), and the results in the
-protocol's shape."""
+protocol's shape; and the method's own card it sends (`runtime_card`), or why it cannot."""
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from mt_eval.bridge import messages as m
 from mt_eval.js_text import SAFE_INTEGER, js_whole
+from mt_eval.method_card import not_a_card
+from mt_eval.plugin_import import describe_exception, describe_exit
 from mt_eval.records import RunConfig
 from mt_eval.results import ResultNotes, compact, compact_returned, error_result, not_a_list, stray_stand_in
 from mt_eval.value_words import value_in_words
@@ -32,6 +35,54 @@ def translate_params(params: Any, default_config: dict[str, Any] | None = None
         if config is None:
             raise ValueError("params.config is missing and initialize gave none")
     return params["entries"], run_config(config)
+
+
+CARD_FIX = "make method_card() return a dict of card fields"
+
+
+class MethodCardError(Exception):
+    """A method's ``method_card()`` raised, or returned what is not a card: what went wrong (``problem``) and how to
+    mend it (``fix``), as the loader words it, and the Node guest a ``methodCard()`` (its ``MethodCardError``)."""
+
+    def __init__(self, problem: str, fix: str, file: Path | None = None) -> None:
+        super().__init__(f"{f'{file} ' if file else ''}method_card(): {problem}\n  fix: {fix}")
+        self.problem, self.fix = problem, fix
+
+
+def reported_card(method_card: Callable[[], Any], directory: Path | None, file: Path | None = None) -> Any:
+    """What a method's ``method_card`` returns; `MethodCardError` (naming ``file`` when given) saying what it raised,
+    and where in ``directory``, when it raises or ends the process."""
+    try:
+        return method_card()
+    except KeyboardInterrupt:
+        raise
+    except SystemExit as exc:  # a method must not end the run
+        raise MethodCardError(describe_exit(exc, directory),
+                              "a method must not end the process: raise an exception instead", file) from None
+    except BaseException as exc:
+        raise MethodCardError(f"raised {describe_exception(exc, directory)}", CARD_FIX, file) from None
+
+
+def runtime_card(method: Any, module_file: Path | None) -> dict[str, Any] | None:
+    """What the method itself reports with ``method_card()`` (None without one), which a guest sends (the host merges
+    it with the card from the plugin's files); `MethodCardError` naming ``module_file``, the method's module, when it
+    raises or returns what is not a card: the guest then refuses to start, as the Node guest does."""
+    method_card = getattr(method, "method_card", None)
+    if not callable(method_card):
+        return None
+    card = reported_card(method_card, module_file.parent if module_file else None, module_file)
+    if (problem := not_a_card("method_card()", card)) is not None:
+        raise MethodCardError(problem.message, problem.hint or "", module_file)
+    return card  # type: ignore[no-any-return]  # (a dict, or None: `not_a_card`)
+
+
+def card_answer(request_id: int | str, method: Any, module_file: Path | None) -> bytes:
+    """The answer to a ``method_card`` request: the card the method reports now (it is asked again, as the Node guest
+    asks its method), or -32007 in the words it would have refused initialize with."""
+    try:
+        return m.result_line(request_id, {"card": runtime_card(method, module_file)})
+    except MethodCardError as exc:
+        return m.error_line(request_id, m.METHOD_FAILED, str(exc), {"type": "MethodCardError"})
 
 
 def valid_id(given: Any) -> int | str | None:

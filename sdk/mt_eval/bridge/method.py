@@ -15,7 +15,8 @@ get per-entry errors and every other entry keeps its result. The entries a failu
   others are sent (`mt_eval.lone_surrogates`).
 
 A config given to ``translate`` or ``decide`` that the guest would refuse (``invalid config: $.field: …``) is a
-`TypeError` in those words, and nothing is sent: the guest serves the next call.
+`TypeError` in those words, and so are entries no guest takes (``entries[1].id "a" appears twice in the request``,
+as the Node host words them): nothing is sent, and the guest serves the next call.
 
 A guest that died is restarted on the next request, within a crash-loop budget (`HostOptions.restart_budget` restarts
 per `restart_window_s`; a guest that completed work before it died is not crash-looping and costs nothing). A guest
@@ -37,7 +38,7 @@ from typing import Any, TypeGuard
 import msgspec
 
 from mt_eval.bridge import messages as m
-from mt_eval.bridge.answers import DECIDE, TRANSLATE, RequestKind, WithoutResults, refuse_unshaped
+from mt_eval.bridge.answers import DECIDE, TRANSLATE, RequestKind, WithoutResults, entries_to_send, refuse_unshaped
 from mt_eval.bridge.connection import GuestConnection, HostOptions
 from mt_eval.bridge.guest_requests import config_refusal
 from mt_eval.bridge.slots import Slots
@@ -45,7 +46,6 @@ from mt_eval.bridge.start_failures import with_slow_start_fix
 from mt_eval.child_policy import RestartBudget, SoloGate
 from mt_eval.child_stderr import telling_lines
 from mt_eval.concurrency import all_of
-from mt_eval.gold import GOLD_FIELDS, method_view
 from mt_eval.guarded_calls import method_failure
 from mt_eval.lone_surrogates import merged, without_unsendable
 from mt_eval.results import ResultNotes
@@ -191,19 +191,14 @@ class BridgeMethod:
     async def translate(self, entries: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
         if self._loop is not None and self._loop is not asyncio.get_running_loop():
             self._check_loop()
-        try:
-            # A guest never receives the gold (mt_eval.gold); decision rows go as they are.
-            sent = _without_gold(entries)
-            connection = self._connection
-            info = connection.info if connection is not None and connection.running else None
-            if info is not None and sent and "translate" in info.implements and (
-                    info.capabilities.max_batch is None or len(sent) <= info.capabilities.max_batch):
-                # The usual call, to a running guest in one request: straight to it, one coroutine less.
-                return await self._run_batch(TRANSLATE, sent, self._sendable(TRANSLATE, config))
-            return await self._request_all(TRANSLATE, sent, config)
-        except (KeyError, TypeError, ValueError, AttributeError):
-            refuse_unshaped(TRANSLATE, entries)  # (looked at only once a call failed)
-            raise
+        sent = entries_to_send(entries)  # (without the gold; entries no guest takes are refused here, unsent)
+        connection = self._connection
+        info = connection.info if connection is not None and connection.running else None
+        if info is not None and sent and "translate" in info.implements and (
+                info.capabilities.max_batch is None or len(sent) <= info.capabilities.max_batch):
+            # The usual call, to a running guest in one request: straight to it, one coroutine less.
+            return await self._run_batch(TRANSLATE, sent, self._sendable(TRANSLATE, config))
+        return await self._request_all(TRANSLATE, sent, config)
 
     async def decide(self, rows: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
         """One result per row, in row order. Answers are passed on as the guest gave them: the caller checks them
@@ -356,17 +351,6 @@ class BridgeMethod:
         if self._connection is not None:
             self._closed_by_caller = True
             await self._connection.aclose()
-
-
-def _without_gold(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The entries as they are sent: themselves when they carry no gold (they are only encoded, never handed to
-    code in this process), else copies without it."""
-    if type(entries) is not list:
-        return method_view(entries)
-    for entry in entries:
-        if not GOLD_FIELDS.isdisjoint(entry):
-            return method_view(entries)
-    return entries
 
 
 def _ready(connection: GuestConnection | None) -> TypeGuard[GuestConnection]:  # (one starting is sent nothing)

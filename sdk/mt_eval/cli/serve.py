@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from mt_eval.bridge.input_poll import poll_seconds
     from mt_eval.cli import STARTED_CLOSED, said_on_stderr
     from mt_eval.errors import UsageError
-    from mt_eval.loader import PluginLoadError, load_method
+    from mt_eval.loader import PluginLoadError, entry_module_file, load_method
 
     if 1 in STARTED_CLOSED:  # (`console_main` put /dev/null in its place: every answer would be lost)
         raise UsageError("standard output is closed: mt-eval serve answers the host on it, so no answer would reach "
@@ -58,4 +58,4 @@ def run(args: argparse.Namespace) -> int:
                        "bridge/PROTOCOL.md): type JSON-RPC requests, one per line, starting with initialize; Ctrl-D "
                        "ends. A host (mt-eval run, Node's loadMethodPlugin) normally starts this command itself.")
     return serve_method(loaded.method, protocol_fd, name=loaded.manifest.name, method_id=loaded.method_id,
-                        implements=loaded.manifest.implements)
+                        implements=loaded.manifest.implements, module_file=entry_module_file(loaded.source))
