@@ -34,7 +34,7 @@ def test_a_card_as_the_run_wrote_it_verifies(card_path: Path, capsys):
     assert result.ok, result.problems
     assert [c.name for c in result.checks] == ["format", "content hash", "schema", "tallies", "corpus", "chrF++",
                                                "BLEU", "TER", "families", "latency", "contamination", "static scan",
-                                               "eligibility", "gate"]
+                                               "eligibility", "gate", "predictions"]
     assert result.corpus_entries == 8
     assert main(["verify", str(card_path)]) == 0
     out = capsys.readouterr().out

@@ -12,8 +12,9 @@ def add_arguments(verify: argparse.ArgumentParser) -> None:
     verify.description = ("Re-verify run cards: the card's version and content_sha256, its schema and tallies (how "
                           "the run ended: status and failures; a result for every entry it ran), the "
                           "corpus file's sha256, and every metric recomputed from the card's predictions and the "
-                          "corpus's references (the card's own resamples and seed). Each mismatch is reported "
-                          "with its JSON path.")
+                          "corpus's references (the card's own resamples and seed), and the predictions.txt beside "
+                          "the card, when there is one, against its results. Each mismatch is reported with its JSON "
+                          "path.")
     verify.formatter_class = argparse.RawDescriptionHelpFormatter
     verify.epilog = ("examples (after nox -s demo, or mt-eval run --demo --out runs/demo):\n"
                      "  mt-eval verify runs/demo/card.json\n"

@@ -45,7 +45,7 @@ class CompareError(ExpectedError):
 
 
 def _checked_card(path: Path, corpus: CorpusSpec | None, corpora: Any) -> Verification:
-    """Every step of `mt-eval verify` but recomputing the metrics (steps 1–5 and 7 of `mt_eval.harness.verify`),
+    """Every step of `mt-eval verify` but recomputing the metrics (steps 1–5, 7 and 8 of `mt_eval.harness.verify`),
     which `_verify_scores` does from the statistics the tests use; `CompareError` when a step fails. ``corpora``
     (a `CorpusCache`) reads the corpus once for both cards (``--corpus -`` can be read only once)."""
     from mt_eval.harness.verify import check_card, check_records

@@ -21,13 +21,14 @@ A card verifies when all of these hold, each checked and reported on its own:
    seed (which must be the run's ``covariates.seed``), equals the card's score, interval and sacrebleu
    signature;
 7. the family, latency and gate records agree with the card's results and its corpus
-   (`mt_eval.harness.verify_records`).
+   (`mt_eval.harness.verify_records`); and
+8. the ``predictions.txt`` beside the card, when there is one, is the one the run writes of its results.
 
 References never come from the card: only the corpus file holds them. Metrics registered by extensions are
 recomputed when the same extensions are enabled (``--extension``); otherwise they are reported as not
 recomputed. `compare`, publishing and the headline gate call `verify_card` and refuse what does not verify.
 
-`verify_card` is `check_card` (steps 1–5), `recompute_metrics` (step 6) and `check_records` (step 7).
+`verify_card` is `check_card` (steps 1–5), `recompute_metrics` (step 6) and `check_records` (steps 7–8).
 Checking many cards (``mt-eval publish`` of a directory of runs) shares a `CorpusCache`, so each corpus
 file is read and hashed once.
 """
@@ -247,7 +248,7 @@ def import_checks() -> None:
 
 
 def check_records(result: Verification) -> None:
-    """Step 7, for a card whose corpus checked out (`check_card`); nothing otherwise."""
+    """Steps 7 and 8, for a card whose corpus checked out (`check_card`); nothing otherwise."""
     if result.card is not None and result.source is not None:
         from mt_eval.harness.verify_records import check_records as check
 

@@ -7,7 +7,10 @@
   ``repetitions`` times, each timed or failed, unless ``stopped`` names the call that timed out), and the
   self-reported figures recomputed from the results' own ``latency_s``;
 - **gate**: the recorded verdict re-applied with the thresholds it records (`mt_eval.harness.gate.recheck`);
-- **contamination, static scan and eligibility**: `mt_eval.harness.verify_fairness`.
+- **contamination, static scan and eligibility**: `mt_eval.harness.verify_fairness`;
+- **predictions**: the ``predictions.txt`` beside the card, when it is there, must be the file the run writes of the
+  card's results (`mt_eval.harness.corpus.predictions_problem`, as a ``--resume`` of the complete run checks it),
+  read a line at a time against them.
 
 A card without one of these records (an older card) gets no line for it: `mt-eval gate` is where a missing
 record fails.
@@ -15,19 +18,23 @@ record fails.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import islice
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
 from mt_eval.harness.families import tally
 from mt_eval.harness.gate import recheck
 from mt_eval.harness.verify_fairness import check_fairness
+from mt_eval.problems import Problem
 
 if TYPE_CHECKING:
+    from mt_eval.harness.logged_results import LoggedResults
     from mt_eval.harness.runcard import RunCard
     from mt_eval.harness.verification import Verification
+    from mt_eval.records import TranslationResult
 
 TOLERANCE_S = 2e-6  # latencies are stored rounded to the microsecond
 
@@ -44,8 +51,12 @@ def run_entries(card: RunCard, source: Any) -> Sequence[dict[str, Any]]:
 
 def check_records(result: Verification, card: RunCard, source: Any) -> None:
     entries = run_entries(card, source)
+    predictions = Path(result.path).parent / "predictions.txt"  # (a run writes it beside its card; a copy may not)
+    beside = predictions.is_file()
+    results = _by_entry(result, card, entries) if card.families is not None or beside else None
     if card.families is not None:
-        _families(result, card, entries)
+        assert results is not None
+        _families(result, card, entries, results)
     if card.latency.measured_by == "harness" and card.latency.hot_calls_s is not None:
         _latency(result, card, entries)
     elif card.latency.hot_calls_s is not None:  # (only the harness lists its timed calls: a run card's figures)
@@ -62,18 +73,44 @@ def check_records(result: Verification, card: RunCard, source: Any) -> None:
             result.problem(where, message, "the verdict must follow from the card's own figures", code="gate")
         result.check("gate", not wrong, f"{'passed' if card.gate.passed else 'failed'} under policy "
                                         f"{card.gate.policy}, as its figures say" if not wrong else "disagrees")
+    if beside:
+        assert results is not None
+        _predictions(result, predictions, entries, results)
 
 
-def _families(result: Verification, card: RunCard, entries: Sequence[dict[str, Any]]) -> None:
+def _by_entry(result: Verification, card: RunCard, entries: Sequence[dict[str, Any]]
+              ) -> Mapping[str, TranslationResult] | LoggedResults:
+    """The card's results by entry id: read from the log a chunk at a time, as the run read them, for a card that
+    references it; the card's own, held already, for one that lists them."""
     from mt_eval.harness.card_results import ResultsOnDisk
+    from mt_eval.harness.logged_results import LoggedResults
 
-    if isinstance(card.results, ResultsOnDisk):  # results read from the log as the run read them, not held
-        from mt_eval.harness.logged_results import LoggedResults
+    if isinstance(card.results, ResultsOnDisk):
+        return LoggedResults(card.results.path, entries)
+    keys = result.keys if len(result.keys) == len(card.results) else [str(r.id) for r in card.results]
+    return dict(zip(keys, cast("list[TranslationResult]", card.results), strict=True))
 
-        recounted = tally(entries, LoggedResults(card.results.path, entries))
-    else:
-        keys = result.keys if len(result.keys) == len(card.results) else [str(r.id) for r in card.results]
-        recounted = tally(entries, dict(zip(keys, card.results, strict=True)))
+
+def _predictions(result: Verification, path: Path, entries: Sequence[dict[str, Any]],
+                 results: Mapping[str, TranslationResult] | LoggedResults) -> None:
+    """The ``predictions.txt`` beside the card, read line by line against the one its results make (as a
+    ``--resume`` of the complete run checks it): edited, cut short or run on, it is not the run's."""
+    from mt_eval.harness.corpus import predictions_problem
+
+    problem = predictions_problem(path, entries, results)
+    if problem is not None:
+        result.problems.append(Problem(
+            file=str(path), path="$", code="predictions",
+            message=f"{problem}: it is not the file the run wrote of the card's results (edited or cut short since)",
+            hint=f"delete {path} and run the run's `mt-eval run` command again with --resume (in place of --force, "
+                 "where it has it): it writes the file anew from the run's results, translating nothing"))
+    result.check("predictions", problem is None, f"{path}: {problem}" if problem is not None else
+                 f"{path}, one line per entry ({len(entries):,}), as the card's results make it")
+
+
+def _families(result: Verification, card: RunCard, entries: Sequence[dict[str, Any]],
+              results: Mapping[str, TranslationResult] | LoggedResults) -> None:
+    recounted = tally(entries, results)
     wrong: list[str] = []
     if recounted != card.families:  # else (the common case) nothing to compare field by field
         stated, again = msgspec.to_builtins(card.families), msgspec.to_builtins(recounted)
