@@ -20,6 +20,7 @@ from mt_eval.harness.metric_settings import (
     make_metrics,
     metrics_recorded,
     recorded_settings,
+    tokenizer_fallback,
 )
 from mt_eval.harness.verify import verify_card
 
@@ -114,3 +115,31 @@ def test_a_card_whose_tokenizer_is_not_installed_or_not_known_is_a_finding_not_a
     assert "its metrics cannot be recomputed here: its BLEU was tokenized with ja-mecab" in capsys.readouterr().out
     assert main(["compare", str(path), str(path)]) != 0
     assert "the cards' metrics cannot be recomputed here" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(bleu_tokenizer("jpn") == "ja-mecab", reason="MeCab is installed here")
+def test_a_japanese_run_without_mecab_says_why_bleu_is_not_tokenized_as_sacrebleu_would(make_plugin, tmp_path: Path,
+                                                                                       capsys):
+    """Before, the stand-in tokenizer showed only in the card's signature (tok:char): nothing said that sacrebleu
+    would have used ja-mecab, nor what to install for it."""
+    plugin = make_plugin(files={"pipeline.py": """
+        class EchoMethod:
+            async def translate(self, entries, config):
+                return [{"id": e["id"], "predicted": "本を読むのが好きです。"} for e in entries]
+        """})
+    corpus = tmp_path / "ja.jsonl"
+    corpus.write_text("".join(json.dumps({"id": str(i), "source": s, "reference": r}, ensure_ascii=False) + "\n"
+                              for i, (s, r) in enumerate([("I like books.", "私は本が好きです。"),
+                                                          ("It is fine today.", "今日は晴れです。")], start=1)),
+                      encoding="utf-8")
+    assert main(["run", "--method", str(plugin), "--corpus", str(corpus), "--pair", "eng>jpn", "--out",
+                 str(tmp_path / "run"), "--latency-sample", "0", "--resamples", "100", *LENIENT]) == 0
+    assert ("warning: BLEU tokenized with char, not ja-mecab as sacrebleu tokenizes Japanese: MeCab or its dictionary "
+            "is not installed here (pip install 'sacrebleu[ja]'") in capsys.readouterr().err
+    card = json.loads((tmp_path / "run" / "card.json").read_text())
+    assert "tok:char" in {m["name"]: m for m in card["metrics"]["metrics"]}["BLEU"]["signature"]
+
+
+@pytest.mark.parametrize("target", ["spa", "zho", None])
+def test_a_target_tokenized_as_sacrebleu_would_has_no_fallback_to_say(target: str | None):
+    assert tokenizer_fallback(make_metrics(target)) is None

@@ -45,6 +45,26 @@ def bleu_tokenizer(target_lang: str | None) -> str:
     return "13a"
 
 
+# What sacrebleu tokenizes a language with where it can, what stands in without it, and the install that brings it
+_FALLBACKS = {"char": ("Japanese", "ja-mecab", "sacrebleu[ja]"), "13a": ("Korean", "ko-mecab", "sacrebleu[ko]")}
+
+
+def tokenizer_fallback(metrics: Mapping[str, Any]) -> str | None:
+    """Why BLEU is not tokenized as sacrebleu tokenizes the target language (Japanese or Korean without MeCab), in
+    words for the terminal; None when it is. Known from the metrics themselves: only a Chinese, Japanese or Korean
+    target gets TER's Asian-script support."""
+    bleu, ter = metrics.get("BLEU"), metrics.get("TER")
+    if bleu is None or not getattr(ter, "asian_support", False):
+        return None
+    tokenize = bleu.tokenizer.signature()
+    if tokenize not in _FALLBACKS:
+        return None
+    language, wanted, extra = _FALLBACKS[tokenize]
+    return (f"BLEU tokenized with {tokenize}, not {wanted} as sacrebleu tokenizes {language}: MeCab or its "
+            f"dictionary is not installed here (pip install '{extra}' to score as sacrebleu does; the signature "
+            f"records tok:{tokenize})")
+
+
 METRIC_NAMES = ("chrF++", "BLEU", "TER")  # the keys of `make_metrics`, known without importing sacrebleu
 
 

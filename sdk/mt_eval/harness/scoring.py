@@ -23,6 +23,7 @@ import msgspec
 
 from mt_eval.harness import scorer_processes
 from mt_eval.harness.metric_settings import make_metrics as make_metrics  # (re-exported: tokenized for the target)
+from mt_eval.harness.metric_settings import tokenizer_fallback
 from mt_eval.harness.metric_statistics import (
     CONFIDENCE,
     Bootstrap,
@@ -105,6 +106,9 @@ def score_segments(segments: SegmentSource, count: int, *, resamples: int = DEFA
             "no intervals"
         print(f"scoring {count:,} entr{'y' if count == 1 else 'ies'}: {', '.join([*chosen, *also])}; {intervals}",
               file=stream, flush=True)
+        fallback = tokenizer_fallback(chosen)
+        if fallback is not None:
+            print(f"warning: {fallback}", file=stream, flush=True)
     jobs = [(name, metric, segments, count, resamples, (seed, index), bootstrap, translated)
             for index, (name, metric) in enumerate(chosen.items())]
     workers = scorer_processes.parallel(len(jobs), count)
