@@ -47,3 +47,17 @@ def test_a_headline_says_how_many_scored_entries_failed_or_were_abstained_on(tmp
     code, card = run(tmp_path / "clean", corpus, *honest())
     out = capsys.readouterr().out
     assert code == 0 and "over 30 scored entries (gate passed" in out
+
+
+def test_a_run_that_abstained_on_every_scored_entry_it_did_not_fail_has_no_scores_and_no_headline(tmp_path: Path,
+                                                                                                   capsys):
+    corpus = family_corpus(tmp_path / "corpus.json")
+    abstaining = ["n0", "n1", *(f"s{i:02d}" for i in range(2, 30))]
+    code, card = run(tmp_path / "run", corpus, *honest(fail=["s00", "s01"], abstain=abstaining),
+                     "--max-errors", "100%")
+    out = capsys.readouterr().out
+    assert card is not None and card.metrics is None  # an abstention is no translation: never a chrF++ of 0.00
+    assert code == 5
+    assert "not scored: no scored entry was translated: of 30, 28 abstained on and 2 failed" in out
+    assert "headline withheld" in out and "chrF++ 0.00" not in out
+    assert main(["verify", str(tmp_path / "run" / "card.json")]) == 0

@@ -150,6 +150,11 @@ def unscored_reason(card: RunCard) -> str:
                    "the corpus has none: add entries without a family, which are scored)"))
     if card.families is not None and card.families.scored_errors.numerator == card.families.scored:
         return f"no scored entry was translated: all {card.families.scored} failed (the card's failures say why)"
+    if card.families is not None and (card.families.scored_errors.numerator
+                                      + card.families.abstention_rate.numerator) >= card.families.scored:
+        return (f"no scored entry was translated: of {card.families.scored}, "
+                f"{card.families.abstention_rate.numerator} abstained on and {card.families.scored_errors.numerator} "
+                "failed (the card's results say why)")
     return "not every entry has a result"
 
 

@@ -333,8 +333,8 @@ def _open_run_directory(out: Path, request: RunRequest, loaded: LoadedMethod, co
 def _scores(entries: Sequence[dict[str, Any]], results: LoggedResults, request: RunRequest,
             manager: Any, target_lang: str | None) -> Scores | None:
     """The metrics over the scored entries (canaries and negative controls are not scored), read a chunk at a time;
-    None when not every entry has a result, the scored entries have no references, or every one of them failed
-    (never a chrF++ of 0.00 that looks like a result). A failed or abstained entry scores as an empty translation."""
+    None when not every entry has a result, the scored entries have no references, or none was translated: each
+    failed or was abstained on (never a chrF++ of 0.00 that looks like a result). Else such an entry scores as empty."""
     if len(results) != len(entries):
         return None
     scored = 0
@@ -343,7 +343,7 @@ def _scores(entries: Sequence[dict[str, Any]], results: LoggedResults, request: 
             if not isinstance(entry.get("reference"), str):
                 return None
             scored += 1
-    if not scored or all(result is None or result.error is not None
+    if not scored or all(result is None or result.error is not None or result.abstained
                          for entry, result in results.aligned() if family_of(entry) == "scored"):
         return None
 
