@@ -26,9 +26,15 @@ from champollion_project import (
 )
 
 PLUGIN = {"node": "upper", "python": "rot13"}  # slow when CHAMPOLLION_FIXTURE_SLEEP is set; log their calls
-KEPT = re.compile(r"interrupted; kept (\d+) keys translated \((\d+) files? written, with their lock entries\); not "
-                  r"translated: (\d+) keys of es; not started: fr\. Run the same command again for the rest; what was "
-                  r"kept is not sent again")
+KEPT = (r"; kept (\d+) keys translated \((\d+) files? written, with their lock entries\); not translated: (\d+) "
+        r"keys of es; not started: fr\. Run the same command again for the rest; what was kept is not sent again")
+STOPPED = {signal.SIGINT: "interrupted", signal.SIGTERM: "interrupted by SIGTERM",
+           signal.SIGHUP: "interrupted by SIGHUP"}  # (as every command words them: `mt_eval.cli.termination.said`)
+
+
+def what_was_kept(said: str, sig: signal.Signals = signal.SIGINT) -> re.Match[str] | None:
+    """What was kept, from what the command said after its name, stopped by ``sig`` (named unless it is Ctrl-C's)."""
+    return re.fullmatch(re.escape(STOPPED[sig]) + KEPT, said)
 
 
 def slow_project(root: Path, side: str):
@@ -69,7 +75,7 @@ def test_ctrl_c_writes_what_was_translated_says_what_was_kept_and_exits_130(tmp_
     done = interrupted(side, project, "--json", after_calls=8)
     assert done.returncode == 130, done.stderr
     said = done.stderr.splitlines()[-1]
-    found = KEPT.fullmatch(said.split(": ", 1)[1])
+    found = what_was_kept(said.split(": ", 1)[1])
     assert found, said
     kept, written, missing = (int(n) for n in found.groups())
     assert kept >= 8 and kept + missing == 120 and written >= 1
@@ -131,7 +137,7 @@ def test_stopped_while_the_method_is_imported_is_an_interruption_not_the_plugins
     assert done.returncode == status, done.stderr
     assert "cannot be loaded" not in done.stderr and "pipeline.py" not in done.stderr
     assert done.stderr.splitlines()[-1].split(": ", 1)[1] == (
-        "interrupted; nothing was translated or written; not translated: 2 keys of es. Run the same command again "
+        f"{STOPPED[sig]}; nothing was translated or written; not translated: 2 keys of es. Run the same command again "
         "for the rest")
 
 
@@ -141,13 +147,17 @@ def test_stopped_while_the_method_is_imported_is_an_interruption_not_the_plugins
 def test_sigterm_and_sighup_stop_as_ctrl_c_does_keeping_what_was_translated(tmp_path: Path, side: str,
                                                                           sig: signal.Signals, status: int):
     """One SIGTERM (``kill``, ``docker stop``, a CI job cancelled) is not taken for two Ctrl-C's: the Python command
-    on uvloop heard the SIGINT it is passed on as twice, stopped at once and wrote nothing."""
+    on uvloop heard the SIGINT it is passed on as twice, stopped at once and wrote nothing. Both commands name the
+    signal, in the same words, on stderr and in the JSON report, as every command does; before, they said
+    "interrupted; kept …" as for a Ctrl-C."""
     project = slow_project(tmp_path, side)
-    done = interrupted(side, project, after_calls=8, sig=sig)
+    done = interrupted(side, project, "--json", after_calls=8, sig=sig)
     assert done.returncode == status, done.stderr
     assert "interrupted again" not in done.stderr
-    found = KEPT.fullmatch(done.stderr.splitlines()[-1].split(": ", 1)[1])
+    said = done.stderr.splitlines()[-1].split(": ", 1)[1]
+    found = what_was_kept(said, sig)
     assert found, done.stderr
+    assert json.loads(done.stdout)["error"] == {"kind": "interrupted", "message": said}
     kept = int(found.group(1))
     assert kept >= 8 and sum(len(project.json(f"locales/es/{name}.json")) for name in "abc"
                              if (project.root / f"locales/es/{name}.json").exists()) == kept
@@ -173,7 +183,11 @@ def test_ctrl_c_while_a_method_blocks_the_event_loop_stops_at_once_keeping_what_
 
 @needs_node
 @pytest.mark.parametrize("side", ["node", "python"])
-def test_ctrl_c_while_waiting_for_the_project_says_nothing_was_sent(tmp_path: Path, side: str):
+@pytest.mark.parametrize(("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
+def test_ctrl_c_while_waiting_for_the_project_says_nothing_was_sent(tmp_path: Path, side: str, sig: signal.Signals,
+                                                                     status: int):
+    """A SIGTERM is named on stderr and in the JSON report alike; before, the Node command named it in neither and
+    the Python one on stderr only."""
     from mt_eval.locks import ProjectLock
 
     project = slow_project(tmp_path, side)
@@ -183,15 +197,18 @@ def test_ctrl_c_while_waiting_for_the_project_says_nothing_was_sent(tmp_path: Pa
                                    stderr=subprocess.PIPE, text=True, start_new_session=True)
         assert process.stderr is not None
         waiting = process.stderr.readline()
-        os.killpg(process.pid, signal.SIGINT)
+        if sig == signal.SIGINT:
+            os.killpg(process.pid, sig)
+        else:
+            process.send_signal(sig)
         out, err = process.communicate(timeout=30)
     finally:
         holder.release()
     assert waiting.endswith("; waiting for it (--wait)\n"), waiting
-    assert process.returncode == 130, err
-    assert err.endswith(": interrupted before anything was sent; nothing was written\n")
-    assert json.loads(out)["error"] == {"kind": "interrupted",
-                                        "message": "interrupted before anything was sent; nothing was written"}
+    assert process.returncode == status, err
+    said = f"{STOPPED[sig]} before anything was sent; nothing was written"
+    assert err.endswith(f": {said}\n"), err
+    assert json.loads(out)["error"] == {"kind": "interrupted", "message": said}
     assert project.calls() == [] and not (project.root / "locales" / "es").exists()
 
 
@@ -249,5 +266,5 @@ def test_stopped_while_the_methods_close_says_what_was_written(tmp_path: Path, s
     done = interrupted("python", project, after_calls=1, sig=sig)
     assert done.returncode == status, done.stderr
     assert project.json("locales/es/a.json") == {"hello": "HELLO", "world": "WORLD"}
-    assert done.stderr.splitlines()[-1] == ("mt-eval locales: interrupted; kept 2 keys translated (1 file written, "
-                                            "with their lock entries)"), done.stderr
+    assert done.stderr.splitlines()[-1] == (f"mt-eval locales: {STOPPED[sig]}; kept 2 keys translated (1 file "
+                                            "written, with their lock entries)"), done.stderr

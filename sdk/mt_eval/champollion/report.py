@@ -4,7 +4,8 @@ Both are byte-identical to what the Node command (``mt-eval-locales``) prints fo
 messages of failed keys aside (a method's exception reads differently in each runtime). With ``--json``, a run
 that stops on an error (the config, a busy project, a method that cannot start, a project file) prints a report
 too, with ``ok`` false, ``error`` {kind, message} and no locales; a finished run's ``error`` is null, and an
-interrupted one's says what was kept (`interrupted_message`, also said on stderr).
+interrupted one's says what was kept (`interrupted_message`, also said on stderr, where the command names the
+signal that stopped it when it was not Ctrl-C).
 """
 
 from __future__ import annotations
@@ -94,12 +95,15 @@ def interrupted_message(report: SyncReport) -> str:
     return "; ".join(parts) + rest
 
 
-def render_json(report: SyncReport) -> str:
-    return format_json(as_json(report))
+def render_json(report: SyncReport, *, interrupted: str | None = None) -> str:
+    return format_json(as_json(report, interrupted=interrupted))
 
 
-def as_json(report: SyncReport) -> dict[str, Any]:
-    error = {"kind": "interrupted", "message": interrupted_message(report)} if report.interrupted else None
+def as_json(report: SyncReport, *, interrupted: str | None = None) -> dict[str, Any]:
+    """The report as JSON; ``interrupted``: an interrupted run's error message as the command says it on stderr
+    (naming the signal that stopped it: "interrupted by SIGTERM; kept …"), `interrupted_message` by default."""
+    error = ({"kind": "interrupted", "message": interrupted or interrupted_message(report)}
+             if report.interrupted else None)
     return {"dryRun": report.dry_run, "ok": report.ok, "error": error, "locales": [_locale(r) for r in report.locales]}
 
 

@@ -23,6 +23,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from mt_eval.cli.arguments import add_start_timeout_argument
+from mt_eval.cli.termination import said
 from mt_eval.cli.usage_errors import WAIT_LIMIT, WAIT_VALUES, named_path, wait_value
 from mt_eval.control_chars import escaped_for_terminal
 from mt_eval.errors import ExpectedError
@@ -90,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         return _run(args, wait_s)
     except KeyboardInterrupt:  # before anything was sent (later, the report says what was kept): `main` says so
-        _json_error(args, "interrupted", INTERRUPTED.removeprefix("mt-eval locales: "))
+        _json_error(args, "interrupted", said(INTERRUPTED).removeprefix("mt-eval locales: "))
         raise
 
 
@@ -126,10 +127,12 @@ def _run(args: argparse.Namespace, wait_s: float | None) -> int:
     from mt_eval.champollion.report import interrupted_message, render_json, render_text
     from mt_eval.cli.json_output import unseen_escaped
 
+    kept = said(interrupted_message(report)) if report.interrupted else None  # ("interrupted by SIGTERM; kept …")
     # (keys, file names, locales and a method's errors with their control and invisible characters escaped)
-    sys.stdout.write(unseen_escaped(render_json(report)) if args.json else escaped_for_terminal(render_text(report)))
-    if report.interrupted:
-        print(escaped_for_terminal(f"mt-eval locales: {interrupted_message(report)}"), file=sys.stderr)
+    sys.stdout.write(unseen_escaped(render_json(report, interrupted=kept)) if args.json
+                     else escaped_for_terminal(render_text(report)))
+    if kept is not None:
+        print(escaped_for_terminal(f"mt-eval locales: {kept}"), file=sys.stderr)
         return 130
     return 0 if report.ok else 1
 

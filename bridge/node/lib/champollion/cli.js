@@ -270,7 +270,9 @@ export async function main(argv, { stdout = process.stdout, stderr = process.std
     interrupt.abort();
   };
   for (const signal of STOP_SIGNALS) process.on(signal, onInterrupt);
-  const stopped = (message) => (escaped === null ? message : message.replace(/^interrupted/, 'stopped by that error'));
+  // What stopped the run, as `mt-eval locales` says it: "interrupted" (Ctrl-C), "interrupted by SIGTERM", or that error.
+  const stopped = (message) => message.replace(/^interrupted/, escaped !== null ? 'stopped by that error'
+    : stoppedBy === 'SIGINT' ? 'interrupted' : `interrupted by ${stoppedBy}`);
   const stoppedWith = () => (escaped === null ? stoppedStatus(stoppedBy) : 1);
   let report;
   try {
@@ -300,9 +302,10 @@ export async function main(argv, { stdout = process.stdout, stderr = process.std
     for (const signal of STOP_SIGNALS) process.removeListener(signal, onInterrupt);
     guard.release();
   }
-  stdout.write(options.json ? unseenEscaped(renderJson(report)) : escapedForTerminal(renderText(report)));
-  if (report.interrupted) {
-    say(`mt-eval-locales: ${stopped(interruptedMessage(report))}`);
+  const kept = report.interrupted ? stopped(interruptedMessage(report)) : null;
+  stdout.write(options.json ? unseenEscaped(renderJson(report, { interrupted: kept })) : escapedForTerminal(renderText(report)));
+  if (kept !== null) {
+    say(`mt-eval-locales: ${kept}`);
     return stoppedWith();
   }
   return reportOk(report) ? 0 : 1;

@@ -1,7 +1,7 @@
 // What mt-eval-locales prints — the same text and JSON as `mt-eval locales` (mt_eval.champollion.report). With
 // --json, a run that stops on an error prints a report too: ok false, error {kind, message}, no locales; a
 // finished run's error is null, and an interrupted one's says what was kept (interruptedMessage, also said on
-// stderr).
+// stderr, where the command names the signal that stopped it when it was not Ctrl-C).
 import { formatJson } from './json.js';
 
 // Unicode's format characters that are not seen, as mt_eval.control_chars.INVISIBLE lists them (the soft hyphen, the
@@ -109,11 +109,15 @@ export function renderText(report) {
   return `${lines.join('\n')}\n`;
 }
 
-export function reportJson(report) {
+/**
+ * The report as JSON; interrupted: an interrupted run's error message as the command says it on stderr (naming the
+ * signal that stopped it: "interrupted by SIGTERM; kept …"), interruptedMessage by default.
+ */
+export function reportJson(report, { interrupted } = {}) {
   return {
     dryRun: report.dryRun,
     ok: reportOk(report),
-    error: report.interrupted ? { kind: 'interrupted', message: interruptedMessage(report) } : null,
+    error: report.interrupted ? { kind: 'interrupted', message: interrupted ?? interruptedMessage(report) } : null,
     locales: report.locales.map((locale) => ({
       locale: locale.locale, pair: locale.pair, method: locale.method, languages: locale.languages,
       sent: locale.sent, calls: locale.calls,
@@ -128,7 +132,7 @@ export function reportJson(report) {
   };
 }
 
-export const renderJson = (report) => formatJson(reportJson(report));
+export const renderJson = (report, options) => formatJson(reportJson(report, options));
 
 /**
  * The report of a run that stopped on an error: kind (config, busy, method, project, or interrupted before
