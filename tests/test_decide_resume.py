@@ -5,12 +5,15 @@ a run complete already: every file is left as it was, as `mt-eval run --resume` 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from mt_eval.cli import main
 from test_decide_run import RECORDER, REVERSE, card_of, rows, run, write_corpus
+from test_run_out_paths import read_only
+from test_store_file_modes import SETPRIV, as_a_user
 
 
 def damage(log: Path, *numbers: int) -> None:
@@ -168,3 +171,35 @@ def test_a_resume_with_another_concurrency_says_the_change_once(tmp_path, capsys
         f"mt-eval decide: cannot resume {out}: the configuration, the settings changed since the run started (the "
         "configuration: concurrency 2 → 4; the settings: tolerance 0.001 → 0.01); resume with the same inputs, or "
         "start over with --force"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0 and SETPRIV is None, reason="root writes any file, and no setpriv is here")
+def test_a_complete_decision_run_in_a_read_only_directory_resumes_as_complete_and_one_with_work_left_says_why_not(
+        tmp_path):
+    """As `mt-eval run --resume` does. Before: "cannot write to --out …" (exit 1) for a complete run, which has
+    nothing to write."""
+    corpus = write_corpus(tmp_path / "c.jsonl", rows(4))
+    out = tmp_path / "run"
+    assert run(REVERSE, corpus, out) == 0
+    resume = ["decide", "run", "--method", str(REVERSE), "--corpus", str(corpus), "--out", str(out), "--quiet",
+              "--resamples", "100", "--resume"]
+    files = {path.name: path.read_bytes() for path in out.iterdir()}
+    read_only(out)
+    try:
+        done = as_a_user(*resume)
+        assert (done.returncode, done.stderr) == (0, "")
+        assert done.stdout == (f"mt-eval decide run: the run in {out} is complete already: nothing to resume; its "
+                               f"card {out / 'card.json'} is unchanged\n")
+        read_only(out, writable=True)
+        (out / "card.json").unlink()
+        read_only(out)
+        done = as_a_user(*resume)
+        assert done.returncode == 1
+        assert done.stderr == (
+            f"mt-eval decide: cannot resume {out}: the run has work left (entries to translate, or its card to "
+            f"write), and {out} cannot be written (Permission denied): make the run's files writable for you "
+            f"(chmod -R u+w {out}), or copy {out} where you can write and resume the copy\n")
+    finally:
+        read_only(out, writable=True)
+    del files["card.json"]
+    assert {path.name: path.read_bytes() for path in out.iterdir()} == files  # (nothing written)

@@ -51,12 +51,14 @@ async def open_pair_method(method: PairMethod, opened: list[LoadedMethod],
 
 
 async def _open_pair_method(method: PairMethod, opened: list[LoadedMethod], stopped: Callable[[], bool]) -> Translate:
+    import anyio
     import msgspec
 
-    from mt_eval.champollion.sync import StartInterrupted
+    from mt_eval.champollion.sync import BATCHES_IN_FLIGHT, StartInterrupted
     from mt_eval.guarded_calls import guarded_translate, split_on_failure
     from mt_eval.loader import PluginLoadError, load_method
     from mt_eval.lone_surrogates import merged, without_unsendable
+    from mt_eval.method_protocol import calls_at_once
     from mt_eval.method_start import StartFailed, start_method
     from mt_eval.records import RunConfig, TranslationResult
     from mt_eval.results import ResultNotes, error_result, results_for
@@ -77,11 +79,15 @@ async def _open_pair_method(method: PairMethod, opened: list[LoadedMethod], stop
         raise MethodCannotStart(str(exc)) from None
     own_deadlines = getattr(loaded.method, "enforces_deadlines", False)  # a guest: its host times requests out
     notes = ResultNotes()
+    # (every call holds one: the entries of a batch that timed out, sent alone, share them with the other batches)
+    calls = anyio.CapacityLimiter(calls_at_once(loaded.method, BATCHES_IN_FLIGHT))
 
     async def call(entries: list[dict[str, Any]], config: RunConfig) -> list[TranslationResult]:
-        raw = await guarded_translate(_UnlessStopped(loaded.method, stopped), [dict(e) for e in entries], config,
-                                      timeout_s=None if own_deadlines else config.timeout_s, directory=loaded.directory,
-                                      unstoppable_fix="let CancelledError propagate out of its translate()")
+        async with calls:
+            raw = await guarded_translate(_UnlessStopped(loaded.method, stopped), [dict(e) for e in entries], config,
+                                          timeout_s=None if own_deadlines else config.timeout_s,
+                                          directory=loaded.directory,
+                                          unstoppable_fix="let CancelledError propagate out of its translate()")
         paired, unknown = results_for(entries, raw, label="the method", notes=notes)
         if unknown and (said := notes.stray_warning(unknown)):  # (said as a guest's host says it)
             logging.getLogger("mt_eval.champollion").warning("%s", said)
@@ -92,7 +98,8 @@ async def _open_pair_method(method: PairMethod, opened: list[LoadedMethod], stop
         # text that is not valid Unicode fails its entry before the method sees it (the input is to blame)
         sendable, failed = without_unsendable(entries, run_config, "entry", fail)
         with _at_work(method.pair.key):
-            paired = await split_on_failure(lambda part: call(part, config), sendable, fail) if sendable else []
+            paired = (await split_on_failure(lambda part: call(part, config), sendable, fail,
+                                             at_once=int(calls.total_tokens)) if sendable else [])
         return [{"id": r.id, "predicted": r.predicted, "error": r.error} for r in merged(paired, failed)]
 
     def fail(entry: dict[str, Any], message: str) -> TranslationResult:

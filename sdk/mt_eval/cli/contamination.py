@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from mt_eval.cli.usage_errors import method_directory
 from mt_eval.errors import ExpectedError
 
 EXIT_CLEAN, EXIT_CONTAMINATED, EXIT_CANNOT_RUN, EXIT_UNVERIFIED = 0, 1, 2, 3
@@ -93,7 +94,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = EPILOG
     what = parser.add_argument_group("what to check")
-    what.add_argument("--method", metavar="DIR", help="the method plugin directory (its bundle)")
+    what.add_argument("--method", type=method_directory, metavar="DIR", help="the method plugin directory (its bundle)")
     what.add_argument("--corpus", action="append", default=[], metavar="FILE", type=corpus_file,
                       help="evaluation corpus (repeatable): upstream JSON, JSON list, .jsonl or .tsv (a pipe, - for "
                            "standard input, or a name without extension: read by its content)")

@@ -18,7 +18,7 @@ from mt_eval.cli.arguments import (
     resample_count_or_none,
     whole_number,
 )
-from mt_eval.cli.usage_errors import path_operand
+from mt_eval.cli.usage_errors import path_operand, plugin_operand
 
 TYPE_CHECKING = False  # see mt_eval/__init__.py
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                      "complete; an interrupted run continues with --resume.",
                          epilog=DECIDE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     what = run.add_argument_group("what to run")
-    what.add_argument("--method", type=path_operand, metavar="DIR", required=True,
+    what.add_argument("--method", type=plugin_operand, metavar="DIR", required=True,
                       help="decision method plugin directory")
     what.add_argument("--corpus", type=path_operand, metavar="FILE", required=True,
                       help="typed-decision corpus: .jsonl, a JSON array, or a JSON object with rows")

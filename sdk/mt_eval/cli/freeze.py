@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from mt_eval.cli.usage_errors import named_path, path_operand
+from mt_eval.cli.usage_errors import named_path, path_operand, plugin_operand
 
 TYPE_CHECKING = False  # see mt_eval/__init__.py
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                           "validate and run --freeze read it again.",
                               epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     what = init.add_argument_group("what to freeze")
-    what.add_argument("--method", type=path_operand, metavar="DIR", required=True, help="method plugin directory")
+    what.add_argument("--method", type=plugin_operand, metavar="DIR", required=True, help="method plugin directory")
     what.add_argument("--pair", type=pair_argument, metavar="'SRC>TGT'",
                       help="language pair, quoted ('eng>spa') or as eng:spa (default: the corpus's, else the "
                            "method's first supported pair)")

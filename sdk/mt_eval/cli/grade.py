@@ -15,7 +15,7 @@ from mt_eval.cli.arguments import (
     seed_number,
 )
 from mt_eval.cli.decide import scoring_arguments
-from mt_eval.cli.usage_errors import named_path, path_operand
+from mt_eval.cli.usage_errors import named_path, named_plugin, path_operand
 
 PROG = "mt-eval grade"
 INTERRUPTED = "\nmt-eval grade: interrupted; no grading card was written"
@@ -47,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("words", type=path_operand, nargs="+", metavar="[export|import] CARD",
                         help="the run card to grade, after `export` or `import` for sheets")
     parser.add_argument("--grader", metavar="DIR", help="decision method plugin that grades (grade CARD)",
-                        type=named_path)
+                        type=named_plugin)
     parser.add_argument("--rubric", metavar="FILE", help="rubric JSON: name, instructions, ordered levels "
                                                          "(default: 0–4 adequacy)", type=named_path)
     parser.add_argument("--seed", type=seed_number, metavar="N",

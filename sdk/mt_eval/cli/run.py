@@ -25,7 +25,7 @@ from mt_eval.cli.arguments import (
     add_start_timeout_argument,
     positive_int,
 )
-from mt_eval.cli.usage_errors import named_path
+from mt_eval.cli.usage_errors import named_path, named_plugin
 
 TYPE_CHECKING = False  # see mt_eval/__init__.py
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
                   "130 interrupted\n  (Ctrl-C), 143 stopped by SIGTERM and 129 by SIGHUP (as by Ctrl-C)")
     what = run.add_argument_group("what to run")
     named = what.add_mutually_exclusive_group()  # (a champollion config names the method)
-    named.add_argument("--method", type=named_path, metavar="DIR", help="method plugin directory")
+    named.add_argument("--method", type=named_plugin, metavar="DIR", help="method plugin directory")
     what.add_argument("--method-card", metavar="CARD", help="method card to use instead of the plugin's",
                       type=named_path)
     what.add_argument("--pair", metavar="'SRC>TGT'",

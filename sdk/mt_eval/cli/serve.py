@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from mt_eval.cli.arguments import with_examples
-from mt_eval.cli.usage_errors import path_operand
+from mt_eval.cli.usage_errors import plugin_operand
 
 KEEPS_SIGNAL_DEFAULTS = True  # a guest ends at once when its host sends SIGTERM (`mt_eval.cli.termination`)
 EXIT_STATUSES = """\
@@ -24,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Serve a Python method plugin as a bridge guest (protocol mt-eval-bridge/1, see "
                     "bridge/PROTOCOL.md). Protocol lines go to stdout; anything the method prints goes to "
                     "stderr. Exits when stdin closes.")
-    parser.add_argument("plugin", type=path_operand, metavar="DIR", help="plugin directory")
+    parser.add_argument("plugin", type=plugin_operand, metavar="DIR", help="plugin directory")
     with_examples(parser, "mt-eval serve examples/lexicon-eng-spa < /dev/null   # loads the plugin, then ends",
                   "mt-eval serve examples/lexicon-eng-spa < requests.jsonl > answers.jsonl   # one request a line",
                   "mt-eval bridge check -- mt-eval serve examples/lexicon-eng-spa   # what a host does with it",

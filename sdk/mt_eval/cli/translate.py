@@ -11,14 +11,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from mt_eval.cli.arguments import (
-    add_start_timeout_argument,
-    doubt_code,
-    pair_argument,
-    positive_float,
-    with_examples,
-)
-from mt_eval.cli.usage_errors import named_path, path_operand
+from mt_eval.cli.arguments import add_start_timeout_argument, doubt_code, pair_argument, positive_float, with_examples
+from mt_eval.cli.usage_errors import named_path, plugin_operand
 
 if TYPE_CHECKING:
     from mt_eval.records import RunConfig, TranslationResult
@@ -36,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "calls at once). On a terminal, the control and invisible characters of a translation are "
                           "shown escaped (ESC as \\x1b, U+202E as \\u202e; in --json as JSON escapes), tabs kept; "
                           "piped or redirected, it is written as the method gave it. Ctrl-C keeps the lines printed.")
-    parser.add_argument("plugin", type=path_operand, metavar="DIR", help="plugin directory")
+    parser.add_argument("plugin", type=plugin_operand, metavar="DIR", help="plugin directory")
     parser.add_argument("texts", nargs="*", metavar="TEXT",
                         help="sentences (default: the lines of stdin, split on LF only; a blank line is printed "
                              "blank, so the output has one line per line of the input)")
@@ -176,13 +170,15 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
         loaded.method.result_notes = notes  # type: ignore[attr-defined]
     printer = _InOrder(as_json, corpus_ids)
 
-    async def call(part: list[dict[str, str]], config: RunConfig) -> list[TranslationResult]:
+    async def call(part: list[dict[str, str]], config: RunConfig, limiter: anyio.CapacityLimiter
+                   ) -> list[TranslationResult]:
         started = time.perf_counter()  # (a result without latency_s gets its share of the call, as in a run)
         try:
             sent = [{"id": e["id"], "source": e["source"]} for e in part]  # (not the fields a method never sees)
-            raw = await guarded_translate(loaded.method, sent, config, timeout_s=timeout_s,
-                                          directory=loaded.directory,
-                                          backstop_s=backstop_for(loaded.method, timeout_s, len(part)))
+            async with limiter:  # (every call holds one: a timed-out part's sentences, sent alone, too)
+                raw = await guarded_translate(loaded.method, sent, config, timeout_s=timeout_s,
+                                              directory=loaded.directory,
+                                              backstop_s=backstop_for(loaded.method, timeout_s, len(part)))
         except LoopBlocked as blocked:  # (raised by the watchdog in the code that blocked the loop)
             raise CallFailed(f"translate() blocked the event loop for {blocked.seconds:.1f} s (a synchronous call "
                              "in an async method: time.sleep, a blocking HTTP client, a long loop)") from None
@@ -195,9 +191,10 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
         return error_result(entry["id"], message)
 
     async def send(part: list[dict[str, str]], config: RunConfig, limiter: anyio.CapacityLimiter) -> None:
-        async with limiter:  # a call that raises or calls sys.exit() fails only the sentences it fails on, as in a run
-            for result in await split_on_failure(lambda some: call(some, config), part, failed_entry):
-                printer.done(result)
+        # a call that raises or calls sys.exit() fails only the sentences it fails on, as in a run
+        for result in await split_on_failure(lambda some: call(some, config, limiter), part, failed_entry,
+                                             at_once=int(limiter.total_tokens)):
+            printer.done(result)
 
     size = max(1, min(config.batch_size, -(-len(entries) // config.concurrency)))  # (few: one a call)
 

@@ -121,6 +121,28 @@ def path_operand(text: str) -> str:
     return _not_empty(text, "give the path")
 
 
+def plugin_operand(text: str) -> str:
+    """`path_operand` for a method plugin's directory, which is not its method.json (`method_directory`)."""
+    return method_directory(path_operand(text))
+
+
+def named_plugin(text: str) -> str:
+    """`named_path` for a method plugin's directory, which is not its method.json (`method_directory`)."""
+    return method_directory(named_path(text))
+
+
+def method_directory(text: str) -> str:
+    """An argparse ``type``: a method plugin is named by its directory, on every command that takes one (as the
+    README and each --help name it), not by its method.json: that is refused with the directory to give."""
+    from pathlib import Path
+
+    path = Path(text)
+    if path.name == "method.json" and path.is_file():
+        raise argparse.ArgumentTypeError(f"{text} is the plugin's method.json, not the plugin: give the plugin's "
+                                         f"directory: {path.parent}")
+    return text
+
+
 def _not_empty(text: str, fix: str) -> str:
     if not text:
         raise argparse.ArgumentTypeError(f"must name a path, got '' (a variable meant to hold it that is unset or "

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from mt_eval.cli.arguments import add_start_timeout_argument, positive_float
-from mt_eval.cli.usage_errors import named_path, path_operand
+from mt_eval.cli.usage_errors import named_path, plugin_operand
 
 TYPE_CHECKING = False  # see mt_eval/__init__.py
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      "  mt-eval validate --no-sandbox my-method     # import on this host (trusted code only)\n"
                      "\nexit status: 0 every plugin valid (with --strict, without warnings too); 1 a plugin is not, "
                      "or a --corpus\ncannot be read; 2 usage")
-    parser.add_argument("plugins", type=path_operand, nargs="+", metavar="DIR", help="plugin directories")
+    parser.add_argument("plugins", type=plugin_operand, nargs="+", metavar="DIR", help="plugin directories")
     parser.add_argument("--json", action="store_true", help="print a JSON report instead of text")
     parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
     parser.add_argument("--no-import", dest="run_code", action="store_false",

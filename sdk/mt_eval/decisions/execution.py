@@ -140,24 +140,26 @@ async def _decide_rows(method: Any, sendable: list[_Prepared], config: Any, sett
     timing = DecideTiming()
     batches = [sendable[i:i + settings.batch_size] for i in range(0, len(sendable), settings.batch_size)]
     pending = iter(batches)
+    # (every call holds one: the rows of a batch that timed out, sent alone, share them with the other batches)
+    calls = anyio.CapacityLimiter(calls_at_once(method, settings.concurrency))
 
     async def worker() -> None:
         for batch in pending:
-            results = await _decide_batch(method, batch, config, settings, timing)
+            results = await _decide_batch(method, batch, config, settings, timing, calls)
             on_results([_final(p, r) for p, r in zip(batch, results, strict=True)])
 
     with said_once_if_not_saved():  # (several workers finding the log unwritable: one says it)
         async with anyio.create_task_group() as group:
-            for _ in range(max(1, min(calls_at_once(method, settings.concurrency), len(batches)))):
+            for _ in range(max(1, min(int(calls.total_tokens), len(batches)))):
                 group.start_soon(worker)
     return timing
 
 
 async def _decide_batch(method: Any, batch: list[_Prepared], config: Any, settings: DecideSettings,
-                        timing: DecideTiming) -> list[DecisionResult]:
+                        timing: DecideTiming, calls: anyio.CapacityLimiter) -> list[DecisionResult]:
     """One batch's results. A call that fails as a whole (it raises, times out or blocks the loop) is sent again in
-    halves, down to single rows (`split_on_failure`, as a translation run does), so only the rows the method fails
-    on get the error."""
+    halves, down to single rows (after a timeout, each row alone, as many calls at once as ``calls`` lets:
+    `split_on_failure`, as a translation run does), so only the rows the method fails on get the error."""
     per_row_s = 0.0
 
     async def call(part: list[_Prepared]) -> list[DecisionResult]:
@@ -165,6 +167,7 @@ async def _decide_batch(method: Any, batch: list[_Prepared], config: Any, settin
         rows = [p.sent for p in part if p.sent is not None]
         backstop_s = backstop_for(method, settings.timeout_s, len(rows))
         limit = settings.timeout_s * len(rows) if backstop_s is None else backstop_s
+        await calls.acquire()
         started = time.perf_counter()
         try:
             with working_directory_kept("decide()"):
@@ -184,6 +187,7 @@ async def _decide_batch(method: Any, batch: list[_Prepared], config: Any, settin
                 raise
             raise CallFailed(call_failure(exc)) from None  # the method's own `raise KeyboardInterrupt`
         finally:
+            calls.release()
             elapsed = time.perf_counter() - started
             per_row_s = elapsed / len(rows)
             if timing.first_call_s is None:
@@ -193,7 +197,7 @@ async def _decide_batch(method: Any, batch: list[_Prepared], config: Any, settin
     def failed(prepared: _Prepared, message: str) -> DecisionResult:
         return DecisionResult(id=prepared.case.id, error=message, latency_s=per_row_s)
 
-    return await split_on_failure(call, batch, failed)
+    return await split_on_failure(call, batch, failed, at_once=int(calls.total_tokens))
 
 
 def _checked(rows: list[DecisionRow], raw: Any, settings: DecideSettings, timing: DecideTiming,

@@ -68,12 +68,11 @@ class SelfCheckFailed(RunError):
 
 def decide_run(request: DecideRequest) -> Path:
     """Run (or resume) the decision run ``request`` describes; the path of its decision card."""
-    calls = request.calls
-    if request.directory.out is not None:
-        writable_directory(request.directory.out, "the decision run")
-    with RunDirectoryHold(request.directory.out, command=shlex.join(["mt-eval", *request.command]),
-                          wait_s=request.directory.wait_s, prog="mt-eval decide",
-                          nothing_done="nothing was decided") as hold:
+    calls, given = request.calls, request.directory
+    if given.out is not None:  # (a complete run resumed in a read-only directory writes nothing: `mt-eval run`'s way)
+        writable_directory(given.out, "the decision run", resuming=given.resume)
+    with RunDirectoryHold(given.out, command=shlex.join(["mt-eval", *request.command]), wait_s=given.wait_s,
+                          resume=given.resume, prog="mt-eval decide", nothing_done="nothing was decided") as hold:
         # (a large corpus takes a while to read and check: Ctrl-C then has nothing saved to speak of)
         corpus = read_decision_corpus(request.corpus)  # (gold at the data's tolerance; --tolerance is the answers')
         check = run_self_check(corpus, request.ece_bins)
