@@ -183,29 +183,20 @@ def test_an_empty_operand_is_a_usage_error_not_the_current_directory(tmp_path: P
     assert sorted(p.name for p in tmp_path.iterdir()) == [], "no work was done"
 
 
-@pytest.mark.parametrize(("words", "argument"), [
-    (["run", "--method", "P/method.json", "--demo", "--quiet"], "--method"),  # (was: run, exit 0)
-    (["translate", "P/method.json", "hi"], "DIR"),
-    (["validate", "P/method.json"], "DIR"),
-    (["serve", "P/method.json"], "DIR"),
-    (["decide", "run", "--method", "P/method.json", "--corpus", "C"], "--method"),
-    (["freeze", "init", "--method", "P/method.json", "--corpus", "C"], "--method"),
-    (["grade", "CARD", "--grader", "P/method.json"], "--grader"),
-    (["contamination", "--method", "P/method.json", "--corpus", "C"], "--method"),
-])
-def test_a_plugin_is_named_by_its_directory_on_every_command_not_by_its_method_json(tmp_path: Path, monkeypatch,
-                                                                                   capsys, words, argument):
-    """As the README and every --help name it (DIR); `contamination` alone refused method.json before."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("MT_EVAL_DB", str(tmp_path / "board.db"))
-    (tmp_path / "P").mkdir()
-    (tmp_path / "P" / "method.json").write_text("{}", encoding="utf-8")
-    with pytest.raises(SystemExit) as ended:
-        cli.main(words)
-    assert ended.value.code == 2
-    assert capsys.readouterr().err.endswith(f"error: argument {argument}: P/method.json is the plugin's method.json, "
-                                            "not the plugin: give the plugin's directory: P\n")
-    assert sorted(p.name for p in tmp_path.rglob("*")) == ["P", "method.json"], "no work was done"
+@pytest.mark.parametrize("command", ["validate", "translate"])
+def test_a_plugins_method_json_stands_for_its_directory_on_every_command(tmp_path: Path, capsys, command):
+    """As `load_method` takes it: what a command says given the manifest is what it says given the directory."""
+    plugin = Path(__file__).parent.parent / "examples" / "rules-eng-spa"
+    words = {"validate": ["validate", "--no-scan"], "translate": ["translate"]}[command]
+    extra = ["Hello."] if command == "translate" else []
+    said = []
+    for given in (plugin, plugin / "method.json"):
+        code = cli.main([*words, str(given), *extra])
+        said.append((code, capsys.readouterr().out))
+    assert said[0] == said[1] and said[0][0] == 0
+    assert usage_errors.method_directory(str(plugin / "method.json")) == str(plugin)
+    assert usage_errors.named_plugin(str(plugin / "method.json")) == str(plugin)
+    assert usage_errors.method_directory(str(tmp_path / "method.json")) == str(tmp_path / "method.json")  # (none)
 
 
 @pytest.mark.parametrize(("typed", "meant"), [("--lim", "--limit"), ("--max-t", "--max-tokens"),

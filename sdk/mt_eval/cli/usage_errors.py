@@ -122,25 +122,23 @@ def path_operand(text: str) -> str:
 
 
 def plugin_operand(text: str) -> str:
-    """`path_operand` for a method plugin's directory, which is not its method.json (`method_directory`)."""
+    """`path_operand` for a method plugin's directory (its method.json stands for it: `method_directory`)."""
     return method_directory(path_operand(text))
 
 
 def named_plugin(text: str) -> str:
-    """`named_path` for a method plugin's directory, which is not its method.json (`method_directory`)."""
+    """`named_path` for a method plugin's directory (its method.json stands for it: `method_directory`)."""
     return method_directory(named_path(text))
 
 
 def method_directory(text: str) -> str:
-    """An argparse ``type``: a method plugin is named by its directory, on every command that takes one (as the
-    README and each --help name it), not by its method.json: that is refused with the directory to give."""
+    """An argparse ``type``: a method plugin's directory, on every command that takes one; its method.json given
+    instead stands for its directory (as `mt_eval.loader.load_method` takes it), which is what the run card and
+    every message then name."""
     from pathlib import Path
 
     path = Path(text)
-    if path.name == "method.json" and path.is_file():
-        raise argparse.ArgumentTypeError(f"{text} is the plugin's method.json, not the plugin: give the plugin's "
-                                         f"directory: {path.parent}")
-    return text
+    return str(path.parent) if path.name == "method.json" and path.is_file() else text
 
 
 def _not_empty(text: str, fix: str) -> str:
