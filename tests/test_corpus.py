@@ -173,6 +173,9 @@ def test_bad_encoding_missing_file_directory_and_bad_gzip(tmp_path: Path):
     ("newstest.de", "--source-file FILE"),
     ("devtest.eng_Latn", "--source-file FILE"),
     ("dev.xlsx", ".xlsx is not a corpus format"),
+    ("newstest2019-src.de.sgm", "holds its segments inside markup, which mt-eval does not read: extract"),
+    ("generaltest2022.en-de.xml", "holds its segments inside markup"),
+    ("memory.tmx", "holds its segments inside markup"),
 ])
 def test_unsupported_formats_are_refused_with_what_to_do(tmp_path: Path, name: str, hint: str):
     error = refusal(write(tmp_path, name, "Hello\tHola\n"))

@@ -1,5 +1,6 @@
 """Corpus files that would be misread, refused with what to do: a language-code column read as the source, a
-carriage return alone inside a line, JSON lines in a .json file and one JSON value in a .jsonl file."""
+carriage return alone inside a line, JSON lines in a .json file and one JSON value in a .jsonl file, markup (a WMT
+SGML or XML test set, TMX) read line by line."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from mt_eval.cli import main
 from mt_eval.corpus import CorpusError, CorpusSpec, load_corpus, read_corpus
 from mt_eval.corpus.doubts import find_doubts
 from test_corpus import refusal, write
@@ -72,3 +74,60 @@ def test_columns_named_short_of_every_row_are_told_once_to_name_them_all(tmp_pat
     error = refusal(write(tmp_path, "c.tsv", content), columns=columns)
     [problem] = error.problems
     assert (problem.path, problem.message, problem.hint) == ("$", says, fix)
+
+
+WMT_SGML = ('<srcset setid="newstest2019" srclang="de">\n<doc sysid="ref" docid="abc-1" origlang="de">\n<p>\n'
+            '<seg id="1">Guten Morgen &amp; willkommen.</seg>\n</p>\n</doc>\n</srcset>\n')
+WMT_XML = ('<?xml version="1.0" encoding="utf-8"?>\n<dataset id="generaltest2022">\n<collection id="general">\n'
+           '<doc id="d1" origlang="en"><src lang="en"><p><seg id="1">Hello &amp; welcome.</seg></p></src></doc>\n'
+           '</collection>\n</dataset>\n')
+TMX = '\ufeff<tmx version="1.4"><body><tu><tuv xml:lang="en"><seg>Hi.</seg></tuv></tu></body></tmx>\n'
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--source-file", "newstest2019-src.de.sgm"], "line 1 of newstest2019-src.de.sgm opens a WMT SGML test set"),
+    (["--source-file", "src.de", "--reference-file", "ref.xml"], "line 1 of ref.xml opens an SGML or XML document"),
+    (["--source-file", "memory.tmx"], "line 1 of memory.tmx opens a TMX translation memory"),
+    (["newstest2019"], "line 1 opens a WMT SGML test set"),
+    (["generaltest2022"], "line 1 opens an SGML or XML document"),
+    (["tm.tsv"], "line 1 opens a TMX translation memory"),
+])
+def test_markup_read_as_lines_of_text_is_refused_with_how_to_extract_it(tmp_path: Path, monkeypatch, capsys,
+                                                                        args: list[str], said: str):
+    """Before: each line of the markup, tags and all, was a source to translate (or a reference to score
+    against), exit 0; `--corpus x.sgm` even said to give the file with --source-file."""
+    monkeypatch.chdir(tmp_path)
+    for name, text in [("newstest2019-src.de.sgm", WMT_SGML), ("newstest2019", WMT_SGML), ("memory.tmx", TMX),
+                       ("generaltest2022", WMT_XML), ("tm.tsv", TMX), ("src.de", "Hallo.\nWillkommen.\n" * 3),
+                       ("ref.xml", WMT_XML)]:
+        write(tmp_path, name, text)
+    assert main(["corpus", "show", *args]) == 1
+    out = capsys.readouterr()
+    assert said in out.out + out.err
+    assert "its segments are inside markup" in out.out + out.err
+    assert "--echo src > src.de" in out.out + out.err and "--accept-doubt markup-not-text" in out.out + out.err
+    corpus = args if args[0].startswith("--") else ["--corpus", *args]
+    assert main(["run", "--method", str(Path(__file__).parent.parent / "examples" / "lexicon-eng-spa"), *corpus,
+                 "--pair", "eng>spa", "--out", str(tmp_path / "run")]) == 1
+    assert said in capsys.readouterr().err and not (tmp_path / "run").exists()
+    assert main(["corpus", "show", *args, "--accept-doubt", "markup-not-text"]) == 0
+    assert "(accepted with --accept-doubt markup-not-text)" in capsys.readouterr().out
+
+
+def test_text_that_mentions_a_tag_is_not_taken_for_markup(tmp_path: Path):
+    corpus = read_corpus(write(tmp_path, "t.tsv", "<b>Bold</b> text.\t<b>Negrita</b>.\n<tmx> is a format.\tTMX.\n"))
+    assert corpus.entries[0]["source"] == "<b>Bold</b> text."
+
+
+def test_translate_refuses_markup_given_as_text_with_how_to_extract_it(tmp_path: Path, capsys):
+    """`mt-eval translate --file` reads text as run's --source-file does: a WMT SGML test set is not translated
+    line by line, tags and all."""
+    plugin = str(Path(__file__).parent.parent / "examples" / "lexicon-eng-spa")
+    sgml = str(Path(__file__).parent / "fixtures" / "corpora" / "wmt-sgml.sgm")
+    assert main(["translate", plugin, "--file", sgml]) == 2
+    said = capsys.readouterr()
+    assert said.out == "" and "opens a WMT SGML test set" in said.err
+    assert "give that file with --file; if the file is really meant this way, add --accept-doubt markup-not-text" \
+        in said.err
+    assert main(["translate", plugin, "--file", sgml, "--accept-doubt", "markup-not-text"]) == 0
+    assert "<srcset" in capsys.readouterr().out

@@ -122,6 +122,7 @@ def test_show_of_a_refused_file_says_what_was_detected_and_how_to_override(capsy
     (["utf16-no-bom.tsv"], "iconv -f utf-16le -t utf-8 utf16-no-bom.tsv > utf16-no-bom.utf8.tsv"),
     (["jsonl-named-tsv.tsv"], "name the file .jsonl (one entry object per line)"),
     (["misspelled-header.tsv"], 'did you mean "reference"? correct the header'),
+    (["wmt-sgml.sgm"], "holds its segments inside markup, which mt-eval does not read: extract the segments"),
     (["two-column.tsv", "--ids", ""], "--ids '' names no id"),
 ])
 def test_show_of_an_unreadable_file_is_one_clear_error(capsys, args: list[str], message: str):

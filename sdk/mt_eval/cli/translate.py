@@ -349,9 +349,10 @@ def _file_sources(file: Path, pair: str, columns: list[str] | None = None, accep
     hint = ("a TSV corpus from a pipe is read with mt-eval run's rules when named .tsv: save it as FILE.tsv and give "
             "--file FILE.tsv (or give its --columns)" if piped else
             f"translate a TSV corpus with --file {file.stem}.tsv (renamed)")
-    tabs = [Doubt(d.code, d.message, hint)
-            for d in find_doubts(lines) if d.code == "tabs-in-parallel-text"]
-    refuse_doubts(file, tabs, list(accept))
+    hints = {"tabs-in-parallel-text": hint, "markup-not-text": "extract the segments, one sentence per line (a WMT "
+             "test set: sacrebleu -t wmt19 -l de-en --echo src > src.de), and give that file with --file"}
+    doubts = [Doubt(d.code, d.message, hints[d.code]) for d in find_doubts(lines) if d.code in hints]
+    refuse_doubts(file, doubts, list(accept))
     return [(None, entry["source"], None) for entry in lines.entries]
 
 

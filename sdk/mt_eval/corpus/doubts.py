@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from mt_eval.corpus.families import scored_entries
+from mt_eval.corpus.files import MARKUP_HINT
 from mt_eval.corpus.model import Corpus, CorpusError, plural
 from mt_eval.corpus.names import misspelling_of
 from mt_eval.corpus.on_disk import EntriesOnDisk
@@ -36,12 +37,18 @@ DOUBTS = {
     "header-like-first-line": "a .tsv whose first line looks like a header, yet would be read as an entry",
     "json-in-tsv": "a .tsv file holding JSON or JSONL",
     "csv-in-tsv": "a .tsv file holding CSV",
+    "markup-not-text": "a .tsv or parallel-text file holding markup (WMT SGML or XML, TMX, XLIFF), not lines of text",
     "decomposed-references": "references not in Unicode NFC (accents as separate combining marks): a warning",
 }
 SAMPLE = 500
 _ID_LIKE = re.compile(r"[A-Za-z0-9_.:/#@+-]{1,64}")
 _HAS_DIGIT = re.compile(r"\d")
 _CODE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*")  # a language code: en, eng, pt-BR, zh_Hant
+# the first line of a WMT SGML or XML test set, a TMX or XLIFF file, or any XML document: no sentence begins so
+_MARKUP = re.compile(r"\s*<(\?xml|!doctype|srcset|refset|tstset|mteval|dataset|tmx|xliff)[\s>/]", re.IGNORECASE)
+_MARKUP_KINDS = {"srcset": "a WMT SGML test set", "refset": "a WMT SGML test set", "tstset": "a WMT SGML test set",
+                 "mteval": "a WMT SGML test set", "dataset": "a WMT XML test set", "tmx": "a TMX translation memory",
+                 "xliff": "an XLIFF file"}
 _SENTENCE_LIKE = re.compile(r"\S\s+\S|[.!?。！？]$|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{4}")
 
 
@@ -115,7 +122,36 @@ def sample(entries: Sequence[dict[str, Any]], size: int = SAMPLE) -> Sequence[di
     return [entries[position] for position in positions]
 
 
+def markup_doubt(number: int, line: str, file: str | None = None) -> Doubt | None:
+    """Line ``number`` (of ``file``, when the corpus has two), the first that is not blank, when it opens a markup
+    document (WMT SGML or XML, TMX, XLIFF): read line by line, each tag would be a source text."""
+    found = _MARKUP.match(line)
+    if found is None:
+        return None
+    kind = _MARKUP_KINDS.get(found.group(1).lower(), "an SGML or XML document")
+    where = f"line {number} of {file}" if file else f"line {number}"
+    return Doubt("markup-not-text", f"{where} opens {kind} ({line.strip()[:50]}): its segments are inside markup, "
+                                    "which mt-eval does not read, so each line would be one source text, tags and all",
+                 MARKUP_HINT)
+
+
+def _markup_doubts(corpus: Corpus) -> list[Doubt]:
+    """Parallel text whose source or reference file is markup (`markup_doubt`), judged by its first line that is
+    not blank."""
+    from mt_eval.corpus.files import file_label
+
+    doubts = []
+    for file in corpus.files:
+        first = next((e for e in corpus.entries[:200] if e.get(file.role, "").strip()), None)
+        doubt = None if first is None else markup_doubt(int(first["id"]), first[file.role], file_label(file.path))
+        if doubt is not None:
+            doubts.append(doubt)
+    return doubts
+
+
 def _column_doubts(corpus: Corpus) -> list[Doubt]:
+    if corpus.format == "parallel" and (markup := _markup_doubts(corpus)):
+        return markup
     if corpus.format == "parallel":
         tabbed = [e["source"] for e in corpus.entries[:200] if "\t" in e["source"]]
         if tabbed and len(tabbed) * 2 >= min(len(corpus.entries), 200):

@@ -22,6 +22,10 @@ FORMATS = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".tsv": "tsv"
 SUPPORTED = "use .json, .jsonl or .tsv (optionally .gz), or parallel text with --source-file/--reference-file"
 _LANGUAGE_SUFFIX = re.compile(r"[a-z]{2,3}(_[a-z]{4})?")  # dev.en, devtest.eng_latn (names are lowercased)
 _DESCRIPTOR = re.compile(r"/dev/fd/\d+|/proc/(self|thread-self|\d+)/fd/\d+")  # (a pipe, by its descriptor)
+# markup whose suffixes would otherwise pass for a language code (newstest2019-src.de.sgm, generaltest2022.xml)
+_MARKUP_SUFFIXES = {".sgm", ".sgml", ".xml", ".tmx", ".xlf", ".xliff"}
+MARKUP_HINT = ("extract the segments, one sentence per line (a WMT test set: sacrebleu -t wmt19 -l de-en --echo src "
+               "> src.de, and --echo ref > ref.en), and give them with --source-file and --reference-file")
 _PARALLEL_HINT = "give it with --source-file FILE (and the references with --reference-file FILE)"
 # archives and compression other than gzip, whose suffixes would otherwise pass for a language code (dev.zip, dev.xz)
 _PACKED = {".zip": "unzip", ".tar": "tar -xf", ".tgz": "tar -xzf", ".xz": "unxz", ".lz": "lzip -d",
@@ -63,6 +67,9 @@ def corpus_format(path: Path) -> str | None:
     elif suffix in _PACKED:
         hint = (f"a {suffix} archive or compressed file is not opened (only gzip is): extract the corpus file "
                 f"(e.g. {_PACKED[suffix]} {path.name}) and give that")
+    elif suffix in _MARKUP_SUFFIXES:
+        hint = (f"a {suffix} file (a WMT SGML or XML test set, TMX, XLIFF) holds its segments inside markup, which "
+                f"mt-eval does not read: {MARKUP_HINT}")
     elif suffix in (".txt", ".text") or _LANGUAGE_SUFFIX.fullmatch(suffix[1:]):
         hint = f"a {suffix} file is read as parallel text, one sentence per line: " + _PARALLEL_HINT
     else:

@@ -1,5 +1,6 @@
-"""What the first line of a .tsv file says when the file is not the TSV it seems: JSON or JSONL, CSV, or a
-header mt-eval would read as an entry (a column name misspelled, or one it does not know).
+"""What the first line of a .tsv file says when the file is not the TSV it seems: JSON or JSONL, CSV, markup
+(a WMT SGML or XML test set, TMX, XLIFF), or a header mt-eval would read as an entry (a column name misspelled,
+or one it does not know).
 
 Each is a doubt (`mt_eval.corpus.doubts`), settled before the lines are split on TAB: the rules of TSV fail on
 such a file in ways that say nothing of what it is, or, worse, read it (JSONL as one column of JSON text to
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import msgspec
 
-from mt_eval.corpus.doubts import Doubt
+from mt_eval.corpus.doubts import Doubt, markup_doubt
 from mt_eval.corpus.model import ROLE_OF_NAME
 from mt_eval.corpus.names import misspelling_of
 from mt_eval.corpus.tsv import NAME, first_row, header_cells, named_part
@@ -25,7 +26,7 @@ def first_line_doubts(text: str) -> list[Doubt]:
     if row is None:
         return []
     number, line = row
-    doubt = _json(text, number, line) or _csv(number, line) or _header(number, line)
+    doubt = _json(text, number, line) or _csv(number, line) or markup_doubt(number, line) or _header(number, line)
     return [doubt] if doubt is not None else []
 
 
