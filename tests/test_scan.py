@@ -41,6 +41,8 @@ PYTHON_CASES = [
     ("exec('x = 1')", "dynamic-code", "calls exec()"),
     ("import importlib\nimportlib.import_module(name)", "dynamic-code", "a module named at run time"),
     ("__import__(name)", "dynamic-code", "a module named at run time"),
+    ("__import__('so' + 'cket')", "dynamic-code", "a module named at run time"),
+    ("import importlib\nimportlib.import_module(f'sub{kind}')", "dynamic-code", "a module named at run time"),
     ("import importlib\nimportlib.import_module('socket')", "network", "import_module('socket')"),
     ("import runpy", "dynamic-code", "imports runpy"),
     ("open('/etc/passwd')", "file-access", "open('/etc/passwd')"),
@@ -269,6 +271,19 @@ def test_a_code_file_linked_from_outside_is_a_finding(make_plugin, tmp_path: Pat
     (directory / "linked.py").symlink_to(outside)
     [finding] = scan_plugin(directory, []).findings
     assert finding.file == "linked.py" and finding.kind == "file-access" and str(outside) in finding.what
+
+
+def test_a_data_file_or_folder_linked_from_outside_is_a_finding_and_a_link_inside_is_not(make_plugin, tmp_path: Path):
+    corpus = tmp_path / "corpus.json"
+    corpus.write_text("[]")
+    directory = plugin(make_plugin, {"data/lexicon.tsv": "a\tb\n"})
+    (directory / "corpus.json").symlink_to(corpus)
+    (directory / "root").symlink_to("/")
+    (directory / "lexicon.tsv").symlink_to("data/lexicon.tsv")
+    (directory / "loop.tsv").symlink_to("loop.tsv")
+    found = {(f.file, f.kind, f.what) for f in scan_plugin(directory, []).findings}
+    assert found == {("corpus.json", "file-access", f"is a link to {corpus.resolve()}, outside the plugin directory"),
+                     ("root", "file-access", "is a link to /, outside the plugin directory")}
 
 
 def test_validate_reports_uncovered_findings_as_errors_with_file_and_line(make_plugin, capsys):

@@ -8,6 +8,7 @@ the plugin except its tests — a test file the plugin's code imports is scanned
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -46,6 +47,28 @@ def _code_files(directory: Path) -> tuple[list[Path], list[Path], list[Path]]:
         is_test = TEST_DIRECTORIES & set(relative.parts[:-1]) or TEST_FILE.match(path.name)
         (tests if is_test else code).append(path)
     return code, tests, compiled
+
+
+def _links_out(directory: Path, scanned: Sequence[Path]) -> list[RawFinding]:
+    """A file-access finding for each link in the plugin (a data file or a folder; a code file is read as code) that
+    leads outside it: ``open(HERE / "data.json")`` through it reads what the link names, a path the code never says.
+    The manifest and card the loader reads (and names when they cannot be read) are left to it."""
+    from mt_eval.method_card import CARD_FILE, MANIFEST
+
+    findings: list[RawFinding] = []
+    links: list[Path] = []
+    for folder, folders, names in os.walk(directory):  # (links are not followed; skipped folders not entered)
+        folders[:] = [name for name in folders if name not in SKIPPED_DIRECTORIES]
+        links += [Path(folder, name) for name in (*folders, *names) if os.path.islink(os.path.join(folder, name))]
+    for path in sorted(links):
+        relative = path.relative_to(directory)
+        if path in scanned or relative.as_posix() in (MANIFEST, CARD_FILE):
+            continue
+        target = Path(os.path.realpath(path))  # (a looping link: where the loop stops, not an error)
+        if not target.is_relative_to(directory):
+            findings.append(RawFinding(relative.as_posix(), 1, "file-access",
+                                       f"is a link to {target}, outside the plugin directory", str(target)))
+    return findings
 
 
 def _imported(files: Sequence[Path]) -> tuple[set[str], set[Path]]:
@@ -129,6 +152,7 @@ def scan_plugin(directory: Path, dependencies: Sequence[Dependency] | None) -> S
                                "chain of calls, attributes or operators, a thousand or more levels deep)")
         except OSError as exc:
             unscannable.append(f"{relative}:1: cannot be read: {exc.strerror or exc}")
+    raw.extend(_links_out(root, files))
     findings = cover(raw, dependencies)
     errors = sum(f.covered_by is None for f in findings) + len(unscannable)
     return ScanReport(findings=findings, errors=errors, files_scanned=len(files), unscannable=unscannable)

@@ -177,8 +177,8 @@ class _Scanner:
             yield self.finding(node, "dynamic-code", f"getattr({ast.unparse(node.args[0])}, …) of a name built at "
                                "run time")
             return
-        if name in IMPORTERS:
-            literal = self.literal(node.args[0]) if node.args else None
+        if name in IMPORTERS:  # (the whole name: ``"so" + "cket"`` starts with "so" but names no module)
+            literal = self.whole_string(node.args[0]) if node.args else None
             if literal is None:
                 yield self.finding(node, "dynamic-code", f"{name}() of a module named at run time")
             else:
