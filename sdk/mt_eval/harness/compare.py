@@ -134,9 +134,10 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
     if not walk.scored:
         raise CompareError("the cards have no scored entries to compare (every entry is a canary or a negative "
                            "control)")
-    metrics = _metrics_as_scored(a, b)
+    metrics, not_computed = _within_reach(both, walk, _metrics_as_scored(a, b))
     statistics = _statistics(both, walk, metrics, stage)
-    _verify_scores([baseline, candidate], checked, both, statistics, metrics, walk.scored, extensions, stage)
+    _verify_scores([baseline, candidate], checked, both, statistics, metrics, walk.scored, extensions, stage,
+                   not_computed)
     stated = {} if a.metrics is None else {m.name: m.score for m in a.metrics.metrics}
     rows = (_identical(metrics, bootstrap, trials, seed, stated) if walk.identical and set(metrics) <= set(stated)
             else _paired_tests(statistics, metrics, bootstrap, trials, seed, stage))
@@ -222,6 +223,20 @@ def _part(card: RunCard) -> str:
             f"{', '.join(h for h in how if h) or 'a selection'}, subset sha256 {chosen.subset_sha256[:12]}…")
 
 
+def _within_reach(both: list[InOrder], walk: _Walk, metrics: dict[str, Any]
+                  ) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    """The metrics both runs' outputs can be scored with (the metrics they share: TER is not computed on a segment
+    too long for it), and for each run those its outputs cannot, with why (`mt_eval.harness.scoring.out_of_reach`).
+    Only TER, the last metric, can be left out: each other keeps its place, which seeds its bootstrap."""
+    from mt_eval.harness.logged_results import ScoredSegments
+    from mt_eval.harness.scoring import STATS_CHUNK, out_of_reach
+
+    read = [ScoredSegments(results, STATS_CHUNK) for results in (both[:1] if walk.identical else both)]
+    beyond = [out_of_reach(metrics, segments(), segments.key_at) for segments in read]
+    beyond = beyond * 2 if walk.identical else beyond
+    return {name: metric for name, metric in metrics.items() if not any(name in run for run in beyond)}, beyond
+
+
 def _statistics(both: list[InOrder], walk: _Walk, metrics: dict[str, Any], stage: Callable[[str], None]
                 ) -> list[list[Any]]:
     """Each card's segment statistics for each metric (A's, then B's), extracted once for the cards' metrics and
@@ -243,8 +258,8 @@ def _statistics(both: list[InOrder], walk: _Walk, metrics: dict[str, Any], stage
 
 
 def _verify_scores(paths: list[Path], checked: list[Verification], both: list[InOrder], statistics: list[list[Any]],
-                   metrics: dict[str, Any], count: int, extensions: Sequence[str], stage: Callable[[str], None]
-                   ) -> None:
+                   metrics: dict[str, Any], count: int, extensions: Sequence[str], stage: Callable[[str], None],
+                   not_computed: list[dict[str, str]]) -> None:
     """Step 6 of verification for each card, from ``statistics``: its metrics recomputed with its own bootstrap
     resamples, seed and draws (in worker processes for a large corpus) must be what it states, as `mt-eval verify`
     recomputes them from the card alone; `CompareError` when they are not. ``metrics``: those that extracted
@@ -255,8 +270,9 @@ def _verify_scores(paths: list[Path], checked: list[Verification], both: list[In
     from mt_eval.harness.scoring import STATS_CHUNK
     from mt_eval.harness.verify_metrics import check_scores
 
-    stating = [(path, verification, verification.card, results, stats) for path, verification, results, stats
-               in zip(paths, checked, both, statistics, strict=True)
+    stating = [(path, verification, verification.card, results, stats, beyond, not_computed[1 - side])
+               for side, (path, verification, results, stats, beyond)
+               in enumerate(zip(paths, checked, both, statistics, not_computed, strict=True))
                if verification.card is not None and verification.card.metrics is not None]
     if len(stating) == 2:
         stage("recomputing both cards' metrics from them, with each card's own bootstrap")
@@ -264,7 +280,7 @@ def _verify_scores(paths: list[Path], checked: list[Verification], both: list[In
         stage(f"recomputing {'A' if stating[0][0] == paths[0] else 'B'}'s metrics from them, with its own bootstrap")
     jobs: dict[tuple[Any, ...], Scoring] = {}  # by what decides the score: the statistics and the draws
     keys: list[list[tuple[Any, ...]]] = []  # each card's jobs, in the order of ``metrics``
-    for _, _, card, results, stats in stating:
+    for _, _, card, results, stats, _, _ in stating:
         stated = card.metrics
         assert stated is not None
         keys.append([])
@@ -276,9 +292,11 @@ def _verify_scores(paths: list[Path], checked: list[Verification], both: list[In
                                   translated))
             keys[-1].append(key)
     recomputed = dict(zip(jobs, score_statistics(list(jobs.values()), count), strict=True))
-    for (path, verification, card, results, _), card_keys in zip(stating, keys, strict=True):
+    for (path, verification, card, results, _, beyond, other), card_keys in zip(stating, keys, strict=True):
         check_scores(verification, card, [recomputed[key] for key in card_keys], extensions,
-                     ScoredSegments(results, STATS_CHUNK).listed)
+                     ScoredSegments(results, STATS_CHUNK).listed, not_computed=beyond,
+                     left_out={name: f"the other card's outputs: {why}" for name, why in other.items()
+                               if name not in beyond})
         _refuse_unverified(path, verification)
 
 

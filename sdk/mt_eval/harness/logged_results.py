@@ -171,6 +171,17 @@ class ScoredSegments:
         if hypotheses:
             yield hypotheses, [references]
 
+    def key_at(self, position: int) -> Any:
+        """The id of the entry of the ``position``-th segment (from 1)."""
+        from mt_eval.corpus.families import family_of
+
+        for entry, result in self.results.aligned():
+            if family_of(entry) == "scored" and (result is not None or not self.skip_missing):
+                position -= 1
+                if not position:
+                    return entry["id"]
+        raise IndexError("no such segment")
+
     def listed(self) -> tuple[list[str], list[str]]:
         """Every hypothesis and every reference, as two lists (for extensions' metrics, which take lists)."""
         hypotheses: list[str] = []

@@ -16,7 +16,7 @@ score a resample from its summed segment statistics; ``upstream`` is slower (n �
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 import msgspec
@@ -39,6 +39,9 @@ DEFAULT_SEED = 12345
 STATS_CHUNK = 5_000  # segments whose statistics sacrebleu extracts at once (its reference caches grow with them)
 BOOTSTRAPS: tuple[Bootstrap, ...] = ("fast", "upstream")
 _SAID_AFTER_S = 5.0  # scoring that took this long is followed by the time it took
+# sacrebleu's TER holds a segment's hypothesis words × reference words edit-distance cells (~17 bytes each, ~1 GiB
+# at 8,000 × 8,000 words; 70,000 × 70,000 would take ~80 GB): beyond this, a run computes no TER (`out_of_reach`)
+TER_MAX_WORD_PAIRS = 8_000 * 8_000
 
 
 class Scores(msgspec.Struct, kw_only=True):
@@ -49,6 +52,8 @@ class Scores(msgspec.Struct, kw_only=True):
     bootstrap_seed: int
     confidence: float = CONFIDENCE
     bootstrap: Bootstrap = "fast"  # how resamples were drawn (module docstring); absent from older cards: fast
+    # the metrics not computed, with why (`out_of_reach`: TER on a segment too long for it); absent from older cards
+    not_computed: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 def score(hypotheses: Sequence[str], references: Sequence[Sequence[str]], *, resamples: int = DEFAULT_RESAMPLES,
@@ -99,18 +104,20 @@ def score_segments(segments: SegmentSource, count: int, *, resamples: int = DEFA
         raise ValueError(f"bootstrap must be one of {', '.join(BOOTSTRAPS)}, not {bootstrap!r}")
     if count <= 0:
         raise ValueError("nothing to score: no hypotheses")
-    chosen = metrics or make_metrics()
+    every = metrics or make_metrics()
+    not_computed = out_of_reach(every, segments(), getattr(segments, "key_at", None))  # (a run's: ids known)
+    chosen = {name: metric for name, metric in every.items() if name not in not_computed}
     started = time.monotonic()
     if stream is not None:
         intervals = f"95% intervals from {resamples:,} bootstrap resamples ({bootstrap})" if resamples else \
             "no intervals"
         print(f"scoring {count:,} entr{'y' if count == 1 else 'ies'}: {', '.join([*chosen, *also])}; {intervals}",
               file=stream, flush=True)
-        fallback = tokenizer_fallback(chosen)
-        if fallback is not None:
-            print(f"warning: {fallback}", file=stream, flush=True)
-    jobs = [(name, metric, segments, count, resamples, (seed, index), bootstrap, translated)
-            for index, (name, metric) in enumerate(chosen.items())]
+        for why in [tokenizer_fallback(every), *not_computed.values()]:
+            if why is not None:
+                print(f"warning: {why}", file=stream, flush=True)
+    jobs = [(name, metric, segments, count, resamples, (seed, index), bootstrap, translated)  # (seed: the place
+            for index, (name, metric) in enumerate(every.items()) if name in chosen]  # among all the metrics)
     workers = scorer_processes.parallel(len(jobs), count)
     results = (scorer_processes.score_in_processes(jobs, count, workers) if workers else
                [_score_metric(*job) for job in jobs])
@@ -119,7 +126,33 @@ def score_segments(segments: SegmentSource, count: int, *, resamples: int = DEFA
 
         print(f"scored in {format_duration(time.monotonic() - started)}", file=stream, flush=True)
     return Scores(headline=next(iter(chosen)), metrics=results, segments=count, bootstrap_resamples=resamples,
-                  bootstrap_seed=seed, bootstrap=bootstrap)
+                  bootstrap_seed=seed, bootstrap=bootstrap, not_computed=not_computed)
+
+
+def out_of_reach(metrics: dict[str, Any], segments: Segments, key: Callable[[int], Any] | None = None
+                 ) -> dict[str, str]:
+    """The metrics of ``metrics`` that cannot be computed on ``segments``, with why: TER, when a segment's
+    hypothesis words × reference words (as TER tokenizes them) exceed `TER_MAX_WORD_PAIRS`. ``key(position)``:
+    the id of the scored entry at a position, when the segments can name it."""
+    ter = metrics.get("TER")
+    if ter is None:
+        return {}
+    position = 0
+    for hypotheses, references in segments:
+        for hypothesis, *streams in zip(hypotheses, *references, strict=True):
+            position += 1
+            longest = max(len(reference) for reference in streams)
+            if len(hypothesis) * longest <= TER_MAX_WORD_PAIRS:  # (a word is a character at least: within reach)
+                continue
+            words = len(ter._preprocess_segment(hypothesis).split())
+            reference_words = max(len(ter._preprocess_segment(reference).split()) for reference in streams)
+            if words * reference_words > TER_MAX_WORD_PAIRS:  # (sacrebleu's TER would hold them all)
+                named = f"{key(position)!r} (scored entry {position:,})" if key else f"scored entry {position:,}"
+                pairs = words * reference_words
+                return {"TER": f"TER not computed: {named} has {words:,} hypothesis words and {reference_words:,} "
+                               f"reference words, and TER's memory grows with their product ({pairs:,}; TER is "
+                               f"computed up to {TER_MAX_WORD_PAIRS:,}, ~1 GiB); the other metrics are computed"}
+    return {}
 
 
 def _score_metric(name: str, metric: Any, segments: SegmentSource, count: int, resamples: int,

@@ -9,7 +9,7 @@ from the very statistics its paired tests use, so each is extracted once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ def recompute_metrics(result: Verification, card: RunCard, source: Any, extensio
 
         def listed() -> tuple[list[str], list[str]]:
             return hypotheses, references
-    check_scores(result, card, recomputed.metrics, extensions, listed)
+    check_scores(result, card, recomputed.metrics, extensions, listed, not_computed=recomputed.not_computed)
 
 
 def bootstrap_problem(card: RunCard) -> tuple[str, str] | None:
@@ -88,9 +88,12 @@ def bootstrap_problem(card: RunCard) -> tuple[str, str] | None:
 
 
 def check_scores(result: Verification, card: RunCard, recomputed: Sequence[MetricScore], extensions: Sequence[str],
-                 listed: Listed) -> None:
+                 listed: Listed, not_computed: Mapping[str, str] | None = None,
+                 left_out: Mapping[str, str] | None = None) -> None:
     """Each metric the card states against ``recomputed`` (the SDK's own metrics, with the card's bootstrap
-    settings), and the metrics of ``extensions`` computed from ``listed()``."""
+    settings), and the metrics of ``extensions`` computed from ``listed()``. ``not_computed``: the metrics a run
+    computes none of on the card's outputs, with why (`mt_eval.harness.scoring.out_of_reach`), which the card must
+    not state; ``left_out``: those not recomputed for another reason (the other card's outputs, comparing)."""
     from mt_eval.harness.metric_statistics import MetricScore
     from mt_eval.harness.scoring import make_metrics
 
@@ -114,7 +117,13 @@ def check_scores(result: Verification, card: RunCard, recomputed: Sequence[Metri
         where = f"$.metrics.metrics[{index}]"
         again = fresh.pop(stated.name, None)
         if again is None:
-            if stated.signature.startswith("extension:"):
+            if stated.name in (not_computed or {}):
+                result.check(stated.name, False, "stated, but not computable on these outputs")
+                result.problem(where, f"the card states {stated.name}, which a run does not compute here: "
+                               f"{(not_computed or {})[stated.name]}", code="not-computable")
+            elif stated.name in (left_out or {}):
+                result.check(stated.name, None, f"not recomputed: {(left_out or {})[stated.name]}")
+            elif stated.signature.startswith("extension:"):
                 if failed:
                     continue
                 result.check(stated.name, None, "not recomputed: enable the extension that registers it with "

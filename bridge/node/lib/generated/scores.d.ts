@@ -77,6 +77,7 @@ export interface Scores {
   bootstrap_seed: number;
   confidence?: number;
   bootstrap?: "fast" | "upstream";
+  not_computed?: Record<string, string>;
   [extra: string]: unknown;
 }
 
