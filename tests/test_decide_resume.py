@@ -12,8 +12,8 @@ import pytest
 
 from mt_eval.cli import main
 from test_decide_run import RECORDER, REVERSE, card_of, rows, run, write_corpus
-from test_run_out_paths import read_only
-from test_store_file_modes import SETPRIV, as_a_user
+from test_run_out_paths import resumes_read_only
+from test_store_file_modes import SETPRIV
 
 
 def damage(log: Path, *numbers: int) -> None:
@@ -183,23 +183,4 @@ def test_a_complete_decision_run_in_a_read_only_directory_resumes_as_complete_an
     assert run(REVERSE, corpus, out) == 0
     resume = ["decide", "run", "--method", str(REVERSE), "--corpus", str(corpus), "--out", str(out), "--quiet",
               "--resamples", "100", "--resume"]
-    files = {path.name: path.read_bytes() for path in out.iterdir()}
-    read_only(out)
-    try:
-        done = as_a_user(*resume)
-        assert (done.returncode, done.stderr) == (0, "")
-        assert done.stdout == (f"mt-eval decide run: the run in {out} is complete already: nothing to resume; its "
-                               f"card {out / 'card.json'} is unchanged\n")
-        read_only(out, writable=True)
-        (out / "card.json").unlink()
-        read_only(out)
-        done = as_a_user(*resume)
-        assert done.returncode == 1
-        assert done.stderr == (
-            f"mt-eval decide: cannot resume {out}: the run has work left (entries to translate, or its card to "
-            f"write), and {out} cannot be written (Permission denied): make the run's files writable for you "
-            f"(chmod -R u+w {out}), or copy {out} where you can write and resume the copy\n")
-    finally:
-        read_only(out, writable=True)
-    del files["card.json"]
-    assert {path.name: path.read_bytes() for path in out.iterdir()} == files  # (nothing written)
+    resumes_read_only(out, resume, said="mt-eval decide run", prog="mt-eval decide")

@@ -136,19 +136,26 @@ def test_a_complete_run_in_a_read_only_directory_resumes_as_complete_and_one_wit
     assert run(tmp_path, corpus, out) == 0
     resume = ["run", "--method", str(SCRIPTED), "--corpus", str(corpus), "--out", str(out), "--quiet",
               "--latency-sample", "0", "--no-contamination-check", "--pair", "eng>spa", *LENIENT, "--resume"]
+    resumes_read_only(out, resume, said="mt-eval run", prog="mt-eval run")
+
+
+def resumes_read_only(out: Path, resume: list[str], *, said: str, prog: str) -> None:
+    """``resume`` (a command line) of the complete run in ``out``, made read-only: complete, exit 0, nothing
+    written; then, its card deleted, refused before any work, saying the directory cannot be written (the
+    complete-run line starts ``said``, the refusal ``prog``)."""
     files = {path.name: path.read_bytes() for path in out.iterdir()}
     read_only(out)
     try:
         done = as_a_user(*resume)
         assert (done.returncode, done.stderr) == (0, "")
-        assert done.stdout == (f"mt-eval run: the run in {out} is complete already: nothing to resume; its card "
+        assert done.stdout == (f"{said}: the run in {out} is complete already: nothing to resume; its card "
                                f"{out / 'card.json'} is unchanged\n")
         read_only(out, writable=True)
         (out / "card.json").unlink()
         read_only(out)
         done = as_a_user(*resume)
         assert done.returncode == 1
-        assert done.stderr == (f"mt-eval run: cannot resume {out}: the run has work left (entries to translate, or its "
+        assert done.stderr == (f"{prog}: cannot resume {out}: the run has work left (entries to translate, or its "
                                f"card to write), and {out} cannot be written (Permission denied): make the run's files "
                                f"writable for you (chmod -R u+w {out}), or copy {out} where you can write and resume "
                                "the copy\n")

@@ -151,14 +151,20 @@ def test_compare_refuses_a_card_that_does_not_verify(card_path: Path, capsys):
     assert "does not verify, so it cannot be compared" in err and "$.metrics.metrics[0].score" in err
 
 
-def test_a_card_verifies_from_anywhere_when_its_corpus_path_is_relative_to_where_the_run_started(
-        tmp_path: Path, monkeypatch, capsys):
+def run_in_a_project(tmp_path: Path, monkeypatch) -> Path:
+    """A project directory holding corpus.json, where a run was started with relative paths (runs/reverse)."""
     project = tmp_path / "project"
     project.mkdir()
     write_corpus(project / "corpus.json")
     monkeypatch.chdir(project)
     assert main(["run", "--method", str(REVERSE), "--corpus", "corpus.json", "--out", "runs/reverse", "--quiet",
                  "--resamples", "100", *LENIENT]) == 0
+    return project
+
+
+def test_a_card_verifies_from_anywhere_when_its_corpus_path_is_relative_to_where_the_run_started(
+        tmp_path: Path, monkeypatch, capsys):
+    project = run_in_a_project(tmp_path, monkeypatch)
     card = project / "runs" / "reverse" / "card.json"
     assert json.loads(card.read_text())["corpus"]["path"] == "corpus.json"
     monkeypatch.chdir(tmp_path)  # elsewhere: the corpus is found two levels above the card
@@ -174,12 +180,7 @@ def test_a_card_verifies_from_anywhere_when_its_corpus_path_is_relative_to_where
 def test_a_card_given_by_a_relative_path_finds_its_corpus_two_levels_above_it(tmp_path: Path, monkeypatch, capsys):
     """Before, ``runs/reverse/card.json`` given from elsewhere (a run directory copied into another folder, say)
     looked for its corpus only in the current directory: ``Path("runs/reverse").parent.parent`` is ``.``."""
-    project = tmp_path / "project"
-    project.mkdir()
-    write_corpus(project / "corpus.json")
-    monkeypatch.chdir(project)
-    assert main(["run", "--method", str(REVERSE), "--corpus", "corpus.json", "--out", "runs/reverse", "--quiet",
-                 "--resamples", "100", *LENIENT]) == 0
+    project = run_in_a_project(tmp_path, monkeypatch)
     monkeypatch.chdir(project / "runs")  # the run directory, given by a path relative to here
     capsys.readouterr()
     assert main(["verify", "reverse/card.json"]) == 0, capsys.readouterr()
