@@ -3,12 +3,17 @@ one line naming what is wrong and the fix, never a traceback or a bare OS error,
 
 from __future__ import annotations
 
+import json
 import os
 import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from gate_policies import LENIENT
 from mt_eval.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
@@ -16,6 +21,7 @@ LEXICON = REPO / "examples" / "lexicon-eng-spa"
 DEMO = REPO / "examples" / "data" / "eng-spa-demo.json"
 GRADER = REPO / "examples" / "rules-grader"
 DECISIONS = REPO / "examples" / "data" / "adequacy-decisions.jsonl"
+SCRIPTED = REPO / "tests" / "fixtures" / "methods"
 
 
 def command(kind: str, *extra: str) -> list[str]:
@@ -76,3 +82,66 @@ def test_a_default_run_directory_that_cannot_be_made_says_why_and_the_fix(tmp_pa
         f"{prog}: cannot create the run directory {out}: runs is a file, not a directory; give --out a directory "
         "you can write in")
     assert "Traceback" not in captured.err and Path("runs").read_text() == "notes\n"
+
+
+@pytest.mark.parametrize("then", ["moved", "moved, and another directory made at its path", "removed"])
+def test_a_run_directory_moved_or_removed_while_the_run_uses_it_is_written_nowhere_else(tmp_path: Path, then: str):
+    """Before: "mt-eval run: [Errno 2] No such file or directory: 'run/.run.json.5202.tmp'"; with a directory made at
+    the old path (a new run's, say), the run wrote its run.json, card and predictions.txt into that one."""
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"e{i}", "source": f"Sentence {i}.", "reference": f"Frase {i}."})
+                              + "\n" for i in range(60)))
+    def command(out: str, *extra: str) -> list[str]:
+        return [sys.executable, "-m", "mt_eval.cli", "run", "--method", str(SCRIPTED), "--corpus", str(corpus),
+                "--pair", "eng>spa", "--out", out, "--batch-size", "1", "--concurrency", "2", "--resamples", "100",
+                "--param", "sleep_s=0.1", "--latency-sample", "0", "--quiet", *LENIENT, *extra]
+
+    run = subprocess.Popen(command("run"), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log, deadline = tmp_path / "run" / "results.jsonl", time.monotonic() + 60
+    while not (log.exists() and log.read_bytes().count(b"\n") >= 4) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if then == "removed":
+        for path in (tmp_path / "run").iterdir():
+            path.unlink()
+        (tmp_path / "run").rmdir()
+    else:
+        (tmp_path / "run").rename(tmp_path / "moved")
+    if then.endswith("at its path"):
+        (tmp_path / "run").mkdir()
+    _, err = run.communicate(timeout=120)
+    assert run.returncode == 1, err
+    if then == "removed":
+        assert err.strip().splitlines()[-1] == (
+            "mt-eval run: the run directory run was removed while the run was using it, with what it had translated: "
+            "start the run again (a run directory is used by one process at a time, and is not to be moved or "
+            "removed while a run uses it)")
+        assert not (tmp_path / "run").exists()
+        return
+    moved = tmp_path / "moved"
+    assert err.strip().splitlines()[-1] == (
+        f"mt-eval run: the run directory run was moved to {moved} while the run was using it, so nothing more is "
+        f"written at run: every entry translated is saved in {moved}; finish it there with the same command and "
+        f"--resume --out {moved}")
+    assert not (tmp_path / "run").exists() or list((tmp_path / "run").iterdir()) == []
+    resumed = subprocess.run(command(str(moved), "--resume"), cwd=tmp_path, capture_output=True, text=True,
+                             timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    assert main(["verify", str(moved / "card.json")]) == 0
+
+
+def test_force_removes_the_card_before_the_log_it_was_scored_from(tmp_path: Path, monkeypatch):
+    """A reader (`verify`, `compare`, `publish`) of a directory that ``--force`` is clearing never finds the old card
+    with its results log gone. Before: results.jsonl was removed first, so a card referring to it stood without it."""
+    monkeypatch.chdir(tmp_path)
+    assert main(command("run", "--out", "run")) == 0
+    seen: list[tuple[str, bool]] = []
+    unlink = Path.unlink
+
+    def watched(path: Path, missing_ok: bool = False) -> None:
+        if path.parent == Path("run") and path.name in ("results.jsonl", "card.json"):
+            seen.append((path.name, Path("run/card.json").exists()))
+        unlink(path, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", watched)
+    assert main(command("run", "--out", "run", "--force")) == 0
+    assert ("results.jsonl", False) in seen and ("results.jsonl", True) not in seen, seen

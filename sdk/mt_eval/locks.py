@@ -157,6 +157,22 @@ class RunDirectoryLock:
             time.sleep(0.01)
         return {}
 
+    def moved_to(self) -> str | None:
+        """None while the directory held is still at its path; else where it is now, as the lock file this process
+        holds open is found there ("": removed, or nowhere this system says)."""
+        if self._fd is None:
+            return None
+        held = os.fstat(self._fd)
+        with contextlib.suppress(OSError):
+            there = os.stat(self.path, follow_symlinks=False)
+            if (there.st_dev, there.st_ino) == (held.st_dev, held.st_ino):
+                return None
+        try:
+            now = os.readlink(f"/proc/self/fd/{self._fd}")
+        except OSError:
+            return ""
+        return "" if held.st_nlink == 0 or not now.startswith("/") else str(Path(now).parent)
+
     def release(self) -> None:
         if self._fd is not None:
             if self.writable:

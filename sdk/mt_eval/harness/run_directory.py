@@ -277,7 +277,7 @@ def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,
     else:
         if resume:
             print(f"{command}: nothing to resume in {out}; starting a new run", file=sys.stderr)
-        for name in FILES:  # (the lock file stays: another process may be waiting on it)
+        for name in ("card.json", *FILES):  # (a card never outlives its log; the lock file stays: one may wait on it)
             (out / name).unlink(missing_ok=True)
         state = fresh
     out.mkdir(parents=True, exist_ok=True)

@@ -108,6 +108,21 @@ def hold_run_directory(out: Path, *, command: str, wait_s: float | None, prog: s
                        f"{out}: {reason}; {fix}, or choose another --out") from None
 
 
+def refuse_moved(lock: RunDirectoryLock) -> None:
+    """`RunError` when the run directory is no longer where the run took it (moved or removed while it ran), before
+    anything is written at a path that now names another directory, or none."""
+    where = lock.moved_to()
+    if where is None:
+        return
+    if where:
+        raise RunError(f"the run directory {lock.directory} was moved to {where} while the run was using it, so "
+                       f"nothing more is written at {lock.directory}: every entry translated is saved in {where}; "
+                       f"finish it there with the same command and --resume --out {where}")
+    raise RunError(f"the run directory {lock.directory} was removed while the run was using it, with what it had "
+                   "translated: start the run again (a run directory is used by one process at a time, and is not "
+                   "to be moved or removed while a run uses it)")
+
+
 def _refuse_odd_lock_file(out: Path, path: Path) -> None:
     """`RunError` when the run directory's lock file is something mt-eval never makes there (a directory, a
     symbolic link, a pipe): the directory is not one of its runs."""

@@ -13,7 +13,7 @@ import datetime
 import sys
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -63,7 +63,7 @@ from mt_eval.harness.run_directory import (
     writable_directory,
     write_json,
 )
-from mt_eval.harness.run_lock import RunDirectoryHold
+from mt_eval.harness.run_lock import RunDirectoryHold, refuse_moved
 from mt_eval.harness.run_rules import RunRules
 from mt_eval.harness.run_summary import print_summary
 from mt_eval.harness.running import Around, run_method
@@ -178,7 +178,7 @@ def run_evaluation(request: RunRequest) -> RunReport:
             raise
         fair.out = out
         run = _Run(request, out, state, loaded, given_card, pins, corpus, selection, config, request.calls,
-                   manager, fair, hidden, contamination, rules)
+                   manager, fair, hidden, contamination, rules, lambda: refuse_moved(lock))
         return _run_locked(run)
 
 
@@ -200,6 +200,7 @@ class _Run(NamedTuple):
     hidden: frozenset[str]  # the gold and family fields
     contamination: Any
     rules: RunRules
+    in_place: Callable[[], None]  # raises RunError once the run directory was moved or removed while the run ran
 
 
 def _run_locked(run: _Run) -> RunReport:
@@ -221,6 +222,7 @@ def _run_locked(run: _Run) -> RunReport:
     earlier, saved_at = dict(state.normalised), time.monotonic()  # (what the run's earlier sessions changed)
 
     def save_spent() -> None:  # the run's counts (results changed to be accepted, retries) with this session's
+        run.in_place()
         state.normalised, state.retries_used = spent.normalised_with(earlier), spent.retries_used
         write_json(out / "run.json", state)
 
@@ -230,7 +232,7 @@ def _run_locked(run: _Run) -> RunReport:
         notify(manager, "entry_completed", run_id=state.run_id, result=result)
         if time.monotonic() - saved_at >= 1.0:  # a run killed outright (SIGKILL) resumes with the last ones saved
             saved_at = time.monotonic()
-            with contextlib.suppress(OSError):  # (a full disk is said when the run ends)
+            with contextlib.suppress(OSError, RunError):  # (a full disk, or a moved directory: said when it ends)
                 save_spent()
 
     def view(group: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -292,6 +294,7 @@ def _run_locked(run: _Run) -> RunReport:
     draft.contamination = run.contamination
     draft.failures = oc.failures_of(counted)
     run_card = rc.seal(run.rules.finish_card(draft, entries, results, scored=run.corpus.references))
+    run.in_place()  # (scoring a large run takes a while)
     card_path = write_run_outputs(out, run_card, entries, results)
     notify(manager, "run_finished", run_id=state.run_id, card=run_card)
     errors = sum(r.error is not None for r in counted)
@@ -364,11 +367,9 @@ def _scores(entries: Sequence[dict[str, Any]], results: LoggedResults, request: 
 
 def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], corpus: Corpus, selection: Selection,
                 config: RunConfig, settings: RunSettings, retries_used: int, scores: Scores | None,
-                results: LoggedResults, request: RunRequest, fair: FairRun,
-                pins: list[PinCheck], status: rc.Status, runtime: str,
-                referenced: rc.ResultsLogReference | None = None) -> rc.RunCard:
+                results: LoggedResults, request: RunRequest, fair: FairRun, pins: list[PinCheck], status: rc.Status,
+                runtime: str, referenced: rc.ResultsLogReference | None = None) -> rc.RunCard:
     from mt_eval.harness.covariates import run_covariates
-
     covariates = run_covariates(loaded.manifest, config)
     usage = totals(results)
     return rc.RunCard(
@@ -391,8 +392,7 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
         latency=latency_facts(state.latency, state.load_s, results),
         usage=rc.UsageTotals(prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"],
                              total_tokens=usage["total_tokens"]),
-        errors=sum(r.error is not None for r in results),
-        status=status,
+        errors=sum(r.error is not None for r in results), status=status,
         results=card_results(corpus, list(results)) if referenced is None else [], results_log=referenced,
         selection=None if selection.facts is None else msgspec.convert(selection.facts, rc.SelectionFacts),
         **fair.card_fields(results, complete=len(results) == len(selection.entries)),
