@@ -120,3 +120,15 @@ def test_the_gate_says_the_one_other_entry_failed(tmp_path: Path, capsys):
     capsys.readouterr()
     main(["gate", str(tmp_path / "up" / "card.json")])
     assert "fewer than 2 scored entries were translated (1 of 2: the other failed; score" in capsys.readouterr().out
+
+
+def test_entries_abstained_on_count_for_an_upstream_interval_as_upstream_counts_them(tmp_path: Path):
+    """The upstream harness knows no abstentions: it keeps every result without an error (its ``compute_all_cis``
+    drops only those with one), an empty translation too. So one translated entry beside four abstained on has an
+    interval, as the upstream harness gives one, where four failed entries leave none; the card verifies."""
+    corpus = family_corpus(tmp_path / "corpus.json", scored=5, canaries=0, negatives=0)
+    card = run(tmp_path / "up", corpus, *params(abstain=["s01", "s02", "s03", "s04"]), "--bootstrap", "upstream")[1]
+    assert card is not None and card.metrics is not None and card.families is not None
+    assert card.families.abstention_rate.numerator == 4 and card.metrics.segments == 5
+    assert all(m.ci_low is not None and m.ci_high is not None for m in card.metrics.metrics)
+    assert verify_card(tmp_path / "up" / "card.json").ok

@@ -143,3 +143,47 @@ def test_a_japanese_run_without_mecab_says_why_bleu_is_not_tokenized_as_sacreble
 @pytest.mark.parametrize("target", ["spa", "zho", None])
 def test_a_target_tokenized_as_sacrebleu_would_has_no_fallback_to_say(target: str | None):
     assert tokenizer_fallback(make_metrics(target)) is None
+
+
+THAI = [("I like to read books.", "ฉันชอบอ่านหนังสือ", "ฉันชอบอ่านหนังสือมาก"),
+        ("It is sunny today.", "วันนี้แดดออก", "วันนี้อากาศแจ่มใส")]
+
+
+def test_a_thai_run_says_bleu_and_ter_say_little_and_chrf_is_the_one_to_read(make_plugin, tmp_path: Path, capsys):
+    """Before, a target written without spaces that sacrebleu has no tokenizer for scored BLEU ~0 and TER ~100
+    whatever the translation (a sentence is one word to them), and nothing said so."""
+    table = {str(i): predicted for i, (_, _, predicted) in enumerate(THAI, start=1)}
+    plugin = make_plugin(files={"pipeline.py": f"""
+        class EchoMethod:
+            async def translate(self, entries, config):
+                table = {table!r}
+                return [{{"id": e["id"], "predicted": table[e["id"]]}} for e in entries]
+        """})
+    corpus = tmp_path / "th.jsonl"
+    corpus.write_text("".join(json.dumps({"id": str(i), "source": s, "reference": r}, ensure_ascii=False) + "\n"
+                              for i, (s, r, _) in enumerate(THAI, start=1)), encoding="utf-8")
+
+    def scored(out: str, *more: str) -> str:
+        assert main(["run", "--method", str(plugin), "--corpus", str(corpus), "--pair", "eng>tha", "--out",
+                     str(tmp_path / out), "--latency-sample", "0", "--resamples", "100", *more, *LENIENT]) == 0
+        return capsys.readouterr().err
+
+    said = [line for line in scored("run").splitlines() if "Thai" in line]
+    assert said == ["warning: Thai is written without spaces between words and sacrebleu picks no tokenizer for it: "
+                    "BLEU and TER count each space-separated chunk (often a whole sentence) as a word, so they say "
+                    "little here; read chrF++, which counts characters"]
+    card = json.loads((tmp_path / "run" / "card.json").read_text())
+    stated = {m["name"]: m["score"] for m in card["metrics"]["metrics"]}
+    assert stated["BLEU"] == 0 and stated["TER"] == 100 and stated["chrF++"] > 50  # (what the warning is about)
+    assert "Thai" not in (tmp_path / "run" / "card.json").read_text()
+    assert "warning" not in scored("quiet", "--quiet")
+
+
+@pytest.mark.parametrize(("target", "language"), [("tha", "Thai"), ("th", "Thai"), ("tha_Thai", "Thai"),
+                                                  ("lao", "Lao"), ("khm", "Khmer"), ("km", "Khmer"),
+                                                  ("mya", "Burmese"), ("my-MM", "Burmese"), ("bur", "Burmese"),
+                                                  ("bod", "Tibetan"), ("dzo", "Dzongkha")])
+def test_the_scripts_without_spaces_or_a_tokenizer_are_named(target: str, language: str):
+    said = tokenizer_fallback(make_metrics(target))
+    assert said is not None and said.startswith(f"{language} is written without spaces")
+    assert make_metrics(target)["BLEU"].tokenizer.signature() == "13a"  # (as before: the card is scored the same)

@@ -136,7 +136,8 @@ class LoggedResults:
 
 def translated_count(results: LoggedResults | ListedResults) -> int:
     """How many scored entries have a result without an error: what the upstream harness counts before it gives an
-    interval (`mt_eval.harness.metric_statistics.UPSTREAM_MIN_SEGMENTS`)."""
+    interval (`mt_eval.harness.metric_statistics.UPSTREAM_MIN_SEGMENTS`). An abstention counts: the upstream
+    harness knows none, and keeps every result without an error, an empty translation too."""
     from mt_eval.corpus.families import family_of
 
     return sum(1 for entry, result in results.aligned()

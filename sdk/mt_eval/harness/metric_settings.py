@@ -6,7 +6,9 @@ when it is given the target language, BLEU uses ``zh`` for Chinese, ``ja-mecab``
 Korean (where MeCab and its dictionary are installed; else ``char`` for Japanese, ``13a`` for Korean, which is
 spaced), and TER its Asian-script support (``asian_support``, which needs ``normalized``). The signature records
 the choice, and `metrics_recorded` rebuilds a card's metrics from its signatures, so a card verifies as it was
-scored.
+scored. Thai, Lao, Khmer, Burmese, Tibetan and Dzongkha, also written without spaces between words, have no
+tokenizer sacrebleu picks for them: they are scored with ``13a`` and plain TER, and `tokenizer_fallback` says that
+BLEU and TER mean little.
 """
 
 from __future__ import annotations
@@ -20,6 +22,11 @@ from typing import Any
 _CHINESE = ("zh", "zho", "chi", "cmn", "yue", "wuu", "gan", "hak", "hsn", "nan", "cdo", "cjy", "cpx", "czh", "czo",
             "mnp", "lzh")
 _UNSPACED = {**dict.fromkeys(_CHINESE, "zh"), "jpn": "ja", "ja": "ja", "kor": "ko", "ko": "ko"}
+# Languages written without spaces between words that sacrebleu has no tokenizer of its own for (ISO 639-1, 639-2/B
+# and 639-3): BLEU and TER take a space-separated chunk, often a whole sentence, for a word
+_UNTOKENIZED = {**dict.fromkeys(("th", "tha"), "Thai"), **dict.fromkeys(("lo", "lao"), "Lao"),
+                **dict.fromkeys(("km", "khm"), "Khmer"), **dict.fromkeys(("my", "mya", "bur"), "Burmese"),
+                **dict.fromkeys(("bo", "bod", "tib"), "Tibetan"), **dict.fromkeys(("dz", "dzo"), "Dzongkha")}
 
 
 def _importable(module: str) -> bool:
@@ -28,9 +35,14 @@ def _importable(module: str) -> bool:
     return find_spec(module) is not None
 
 
+def _language(target_lang: str | None) -> str:
+    """A target language's code, subtags aside and in lower case (``tha_Thai`` → ``tha``)."""
+    return (target_lang or "").replace("_", "-").split("-")[0].lower()
+
+
 def _unspaced(target_lang: str | None) -> str | None:
     """sacrebleu's code for a target language it tokenizes on its own (``zho`` → ``zh``), else None."""
-    return _UNSPACED.get((target_lang or "").replace("_", "-").split("-")[0].lower())
+    return _UNSPACED.get(_language(target_lang))
 
 
 def bleu_tokenizer(target_lang: str | None) -> str:
@@ -50,10 +62,16 @@ _FALLBACKS = {"char": ("Japanese", "ja-mecab", "sacrebleu[ja]"), "13a": ("Korean
 
 
 def tokenizer_fallback(metrics: Mapping[str, Any]) -> str | None:
-    """Why BLEU is not tokenized as sacrebleu tokenizes the target language (Japanese or Korean without MeCab), in
-    words for the terminal; None when it is. Known from the metrics themselves: only a Chinese, Japanese or Korean
+    """Why BLEU is not tokenized as sacrebleu tokenizes the target language (Japanese or Korean without MeCab), or
+    why BLEU and TER say little of it (Thai, Lao, Khmer, Burmese: `Metrics.target_lang`), in words for the terminal;
+    None when neither. Japanese and Korean are known from the metrics themselves: only a Chinese, Japanese or Korean
     target gets TER's Asian-script support."""
     bleu, ter = metrics.get("BLEU"), metrics.get("TER")
+    untokenized = _UNTOKENIZED.get(_language(getattr(metrics, "target_lang", None)))
+    if untokenized is not None and (bleu is not None or ter is not None):
+        return (f"{untokenized} is written without spaces between words and sacrebleu picks no tokenizer for it: "
+                f"BLEU and TER count each space-separated chunk (often a whole sentence) as a word, so they say "
+                f"little here; read chrF++, which counts characters")
     if bleu is None or not getattr(ter, "asian_support", False):
         return None
     tokenize = bleu.tokenizer.signature()
@@ -68,9 +86,17 @@ def tokenizer_fallback(metrics: Mapping[str, Any]) -> str | None:
 METRIC_NAMES = ("chrF++", "BLEU", "TER")  # the keys of `make_metrics`, known without importing sacrebleu
 
 
-def make_metrics(target_lang: str | None = None) -> dict[str, Any]:
+class Metrics(dict[str, Any]):
+    """The metrics by name, with the target language they were set up for (None: not known)."""
+
+    def __init__(self, metrics: Mapping[str, Any], target_lang: str | None) -> None:
+        super().__init__(metrics)
+        self.target_lang = target_lang
+
+
+def make_metrics(target_lang: str | None = None) -> Metrics:
     """The metrics, headline first: chrF++ (chrF with word bigrams), BLEU, TER, tokenized for ``target_lang``."""
-    return _metrics(bleu_tokenizer(target_lang), asian=_unspaced(target_lang) is not None)
+    return Metrics(_metrics(bleu_tokenizer(target_lang), asian=_unspaced(target_lang) is not None), target_lang)
 
 
 def recorded_settings(signatures: Mapping[str, str]) -> tuple[str, bool]:

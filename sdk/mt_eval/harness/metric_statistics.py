@@ -33,9 +33,9 @@ _SUM_BLOCK = 65_536  # segments whose float32 statistics are summed at once
 _EXACT_IN_FLOAT32 = 2**23  # whole-number sums below it are exact in float32, whatever the order of the additions
 Bootstrap = Literal["fast", "upstream"]
 UPSTREAM_ALPHA = 0.05  # the upstream harness's interval: 1 - alpha
-# The upstream harness reports no interval when fewer entries were translated (had no error), however many failed
-# entries score beside them as empty translations: every resample of one is that one, and its "interval" a point
-# that reads as precision the data cannot support.
+# The upstream harness reports no interval when fewer entries have a result without an error (an abstention counts:
+# it knows none), however many failed entries score beside them as empty translations: every resample of one is
+# that one, and its "interval" a point that reads as precision the data cannot support.
 UPSTREAM_MIN_SEGMENTS = 2
 
 Segments = Iterator[tuple[list[str], list[list[str]]]]  # (hypotheses, reference streams) chunk by chunk
@@ -56,7 +56,8 @@ class MetricScore(msgspec.Struct, kw_only=True):
 def scored(name: str, metric: Any, stats: Any, resamples: int, seed: tuple[int, int],
            bootstrap: Bootstrap = "fast", translated: int | None = None) -> MetricScore:
     """A metric's score from its segments' statistics, with its interval. ``translated``: how many of the segments
-    are of entries translated without an error (None: all of them), which ``upstream`` needs 2 of for an interval."""
+    are of entries with a result without an error, abstentions too (None: all of them), which ``upstream`` needs 2
+    of for an interval."""
     import numpy as np
 
     total = metric._compute_score_from_stats(stats.sum(axis=0, dtype=np.float64)).score
