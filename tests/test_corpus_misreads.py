@@ -131,3 +131,52 @@ def test_translate_refuses_markup_given_as_text_with_how_to_extract_it(tmp_path:
         in said.err
     assert main(["translate", plugin, "--file", sgml, "--accept-doubt", "markup-not-text"]) == 0
     assert "<srcset" in capsys.readouterr().out
+
+
+JSON_LINES = ('{"id": "1", "source": "Hello.", "reference": "Hola."}\n'
+              '{"id": "2", "source": "Bye.", "reference": "Adiós."}\n')
+
+
+@pytest.mark.parametrize(("args", "said", "fix"), [
+    (["--source-file", "dev.jsonl"], "line 1 of dev.jsonl is an entry object, as in JSON lines",
+     "give it as a corpus with --corpus dev.jsonl;"),
+    (["--source-file", "dev.txt"], "line 1 of dev.txt is an entry object", "--corpus dev.jsonl (renamed)"),
+    (["--source-file", "src.en", "--reference-file", "dev.jsonl"], "each line would be one reference text",
+     "--corpus dev.jsonl;"),
+    (["--source-file", "dev.json"], "line 2 of dev.json opens a JSON document", "--corpus dev.json;"),
+])
+def test_json_given_as_parallel_text_is_refused_with_how_to_give_it(tmp_path: Path, monkeypatch, capsys,
+                                                                    args: list[str], said: str, fix: str):
+    """Before: each JSON line, braces and all, was a source to translate (or a reference), exit 0."""
+    monkeypatch.chdir(tmp_path)
+    for name, text in [("dev.jsonl", JSON_LINES), ("dev.txt", JSON_LINES), ("src.en", "Hello.\nBye.\n"),
+                       ("dev.json", '\n[\n  {"id": "1", "source": "Hello."}\n]\n')]:
+        write(tmp_path, name, text)
+    assert main(["corpus", "show", *args]) == 1
+    out = capsys.readouterr().out
+    assert said in out and fix in out and "--accept-doubt json-in-parallel-text" in out
+    assert main(["run", "--method", str(Path(__file__).parent.parent / "examples" / "lexicon-eng-spa"), *args,
+                 "--pair", "eng>spa", "--out", str(tmp_path / "run")]) == 1
+    assert said in capsys.readouterr().err and not (tmp_path / "run").exists()
+    assert main(["corpus", "show", *args, "--accept-doubt", "json-in-parallel-text"]) == 0
+    assert "(accepted with --accept-doubt json-in-parallel-text)" in capsys.readouterr().out
+
+
+def test_sentences_in_brackets_are_not_taken_for_json(tmp_path: Path):
+    from mt_eval.corpus.parallel import read_parallel
+
+    corpus = read_parallel(write(tmp_path, "src.en", "[laughs] Hello.\n{sic} Bye.\n[1, 2]\n"))
+    assert [d.code for d in find_doubts(corpus)] == []
+
+
+def test_translate_refuses_json_lines_given_as_text_with_how_to_give_them(tmp_path: Path, capsys):
+    """`mt-eval translate --file dev.txt` holding JSON lines translated each line, braces and all."""
+    plugin = str(Path(__file__).parent.parent / "examples" / "lexicon-eng-spa")
+    text = str(write(tmp_path, "dev.txt", JSON_LINES))
+    assert main(["translate", plugin, "--file", text]) == 2
+    said = capsys.readouterr()
+    assert said.out == "" and "line 1 of dev.txt is an entry object, as in JSON lines" in said.err
+    assert "translate a corpus of JSON lines with --file dev.jsonl (renamed; .json for one JSON document); if the " \
+        "file is really meant this way, add --accept-doubt json-in-parallel-text" in said.err
+    assert main(["translate", plugin, "--file", text, "--accept-doubt", "json-in-parallel-text"]) == 0
+    assert capsys.readouterr().out.startswith('{"id": "1"')

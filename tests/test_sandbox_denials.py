@@ -62,3 +62,25 @@ def test_refusals_of_different_things_are_all_counted():
               DeniedAttempt(kind="network", detail="ENOTFOUND b.example", count=1, source="result"),
               DeniedAttempt(kind="file-access", detail="/etc/shadow", count=4, source="result")]
     assert sum(a.count for a in attempts_denied(denied)) == 7
+
+
+def test_every_refusal_a_stderr_line_holds_is_counted():
+    """Before: a method printing its dozen refusals on one line was recorded as refused once."""
+    import logging
+
+    from mt_eval.bridge import GUEST_LOGGER
+
+    log = DenialLog()
+    log.watch("guest-1")
+    try:
+        guest = logging.getLogger(GUEST_LOGGER)
+        guest.info("%s: %s", "guest-1", "errors: " + str(["PermissionError: [Errno 13] Permission denied: "
+                                                            "'/etc/shadow'"] * 12))
+        guest.info("%s: %s", "guest-1", "Error: EACCES: permission denied, open '/root/.netrc'; Error: connect "
+                   "ENETUNREACH 1.1.1.1:443; <urlopen error [Errno 101] Network is unreachable>")
+        guest.info("%s: %s", "guest-2", "Permission denied: '/etc/shadow'")  # (another guest's)
+    finally:
+        log.stop()
+    assert [(a.kind, a.detail, a.count) for a in log.attempts] == [
+        ("file-access", "/etc/shadow", 12), ("file-access", "/root/.netrc", 1),
+        ("network", "ENETUNREACH 1.1.1.1:443", 1), ("network", "Network is unreachable", 1)]

@@ -1,7 +1,7 @@
 // Calling an in-process method so that one bad item fails alone (as mt_eval.guarded_calls does in Python): a
 // call that throws is sent again in halves, down to single items, and one that runs past its deadline
-// (timeout_s per item) one item at a time (halves would each wait out a deadline again), so only the items the
-// method fails on get the error.
+// (timeout_s per item) one item per call, as many of those at once as the caller allows (halves would each wait out
+// a deadline again), so only the items the method fails on get the error.
 
 import { LONGEST_DELAY } from './child.js';
 import { notAList } from './returned-words.js';
@@ -67,21 +67,53 @@ async function guardedCall(invoke, items, { timeoutS, match, unit = 'entry', sto
  * One result per item, in item order, from invoke(items, {signal}) → the method's results; a failed call is
  * split until the failing items are found, each getting fail(id, message). options: timeoutS, match, fail,
  * unit (what an item is called in a timeout message: "entry", "row"), stop (an AbortSignal: once aborted, the call
- * in flight is abandoned and every item fails at once with its reason's message).
+ * in flight is abandoned and every item fails at once with its reason's message), slots (a Slots each call holds
+ * one of, taken before its deadline starts: the method's calls at once), atOnce (the calls of one item each, after
+ * a call timed out, sent at a time: 1 by default, one after another).
  */
 export async function callIsolating(invoke, items, options) {
   try {
-    return await guardedCall(invoke, items, options);
+    return await withSlot(options.slots, () => guardedCall(invoke, items, options));
   } catch (error) {
     if (!(error instanceof CallFailed)) throw error;
     if (items.length === 1 || error.stopped) return items.map((item) => options.fail(item.id, error.message));
-    if (error.timedOut) {
-      const results = [];
-      for (const item of items) results.push(...await callIsolating(invoke, [item], options));
-      return results;
-    }
+    if (error.timedOut) return eachAlone(invoke, items, options);
   }
   const middle = Math.floor(items.length / 2);
   return [...await callIsolating(invoke, items.slice(0, middle), options),
     ...await callIsolating(invoke, items.slice(middle), options)];
+}
+
+/**
+ * Each item in a call of its own, options.atOnce of those calls at a time (as mt_eval.guarded_calls does): each
+ * part of a call that timed out would wait out its own deadline again. Results in item order; what a call throws
+ * (a bug, not a failed call) stops the sending of the others and is thrown.
+ */
+async function eachAlone(invoke, items, options) {
+  const results = new Array(items.length);
+  let next = 0;
+  let broken = false;
+  const worker = async () => {
+    while (next < items.length && !broken) {
+      const index = next++;
+      try {
+        results[index] = await callIsolating(invoke, [items[index]], options);
+      } catch (error) {
+        broken = true;
+        throw error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(options.atOnce ?? 1, items.length)) }, worker));
+  return results.flat();
+}
+
+async function withSlot(slots, work) {
+  if (!slots) return work();
+  await slots.acquire();
+  try {
+    return await work();
+  } finally {
+    slots.release();
+  }
 }

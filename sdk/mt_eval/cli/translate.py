@@ -350,7 +350,9 @@ def _file_sources(file: Path, pair: str, columns: list[str] | None = None, accep
             "--file FILE.tsv (or give its --columns)" if piped else
             f"translate a TSV corpus with --file {file.stem}.tsv (renamed)")
     hints = {"tabs-in-parallel-text": hint, "markup-not-text": "extract the segments, one sentence per line (a WMT "
-             "test set: sacrebleu -t wmt19 -l de-en --echo src > src.de), and give that file with --file"}
+             "test set: sacrebleu -t wmt19 -l de-en --echo src > src.de), and give that file with --file",
+             "json-in-parallel-text": f"translate a corpus of JSON lines with --file {file.stem}.jsonl (renamed; .json "
+             "for one JSON document)"}
     doubts = [Doubt(d.code, d.message, hints[d.code]) for d in find_doubts(lines) if d.code in hints]
     refuse_doubts(file, doubts, list(accept))
     return [(None, entry["source"], None) for entry in lines.entries]

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from mt_eval.corpus.families import scored_entries
 from mt_eval.corpus.files import MARKUP_HINT
 from mt_eval.corpus.model import Corpus, CorpusError, plural
@@ -36,6 +38,7 @@ DOUBTS = {
     "misspelled-field": "an entry field or column named like a field mt-eval reads, but not quite (refrence)",
     "header-like-first-line": "a .tsv whose first line looks like a header, yet would be read as an entry",
     "json-in-tsv": "a .tsv file holding JSON or JSONL",
+    "json-in-parallel-text": "a parallel-text file holding JSON or JSONL, not lines of text",
     "csv-in-tsv": "a .tsv file holding CSV",
     "markup-not-text": "a .tsv or parallel-text file holding markup (WMT SGML or XML, TMX, XLIFF), not lines of text",
     "decomposed-references": "references not in Unicode NFC (accents as separate combining marks): a warning",
@@ -49,6 +52,7 @@ _MARKUP = re.compile(r"\s*<(\?xml|!doctype|srcset|refset|tstset|mteval|dataset|t
 _MARKUP_KINDS = {"srcset": "a WMT SGML test set", "refset": "a WMT SGML test set", "tstset": "a WMT SGML test set",
                  "mteval": "a WMT SGML test set", "dataset": "a WMT XML test set", "tmx": "a TMX translation memory",
                  "xliff": "an XLIFF file"}
+_decode_json = msgspec.json.Decoder().decode
 _SENTENCE_LIKE = re.compile(r"\S\s+\S|[.!?。！？]$|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{4}")
 
 
@@ -149,9 +153,52 @@ def _markup_doubts(corpus: Corpus) -> list[Doubt]:
     return doubts
 
 
+def json_kind(line: str) -> str | None:
+    """``jsonl`` when ``line`` is an entry object (a line of JSON lines), ``json`` when it is a JSON list of entries
+    or an object holding ``entries`` (the upstream shape), or opens one written over many lines (``[`` or ``{``
+    alone); else None. No sentence is written so."""
+    stripped = line.strip()
+    if stripped in ("[", "{"):
+        return "json"
+    if stripped[:1] not in ("[", "{"):
+        return None
+    try:
+        value = _decode_json(stripped)
+    except msgspec.DecodeError:
+        return None
+    if isinstance(value, dict):
+        return "json" if "entries" in value else "jsonl"
+    return "json" if isinstance(value, list) and value and isinstance(value[0], dict) else None
+
+
+def _json_doubts(corpus: Corpus) -> list[Doubt]:
+    """Parallel text whose source or reference file is JSON or JSON lines (`json_kind`), judged by its first line
+    that is not blank: read line by line, each line would be one sentence, braces and all."""
+    from mt_eval.corpus.files import file_label, stream_name
+
+    doubts = []
+    for file in corpus.files:
+        first = next((e for e in corpus.entries[:200] if e.get(file.role, "").strip()), None)
+        kind = None if first is None else json_kind(first[file.role])
+        if first is None or kind is None:
+            continue
+        what = "is an entry object, as in JSON lines" if kind == "jsonl" else "opens a JSON document"
+        suffix, packed = ".jsonl" if kind == "jsonl" else ".json", file.path.suffix.lower() == ".gz"
+        plain = file.path.stem if packed else file.path.name
+        name = file.path.name if plain.lower().endswith(suffix) else Path(plain).stem + suffix + ".gz" * packed
+        renamed = "" if name == file.path.name else " (renamed)"
+        doubts.append(Doubt(
+            "json-in-parallel-text",
+            f"line {first['id']} of {file_label(file.path)} {what}, not a sentence: as parallel text, each line "
+            f"would be one {file.role} text, braces and all",
+            "give the pipe with --corpus instead (it is read by its content: JSON)" if stream_name(file.path)
+            else f"give it as a corpus with --corpus {name}{renamed}"))
+    return doubts
+
+
 def _column_doubts(corpus: Corpus) -> list[Doubt]:
-    if corpus.format == "parallel" and (markup := _markup_doubts(corpus)):
-        return markup
+    if corpus.format == "parallel" and (misread := _markup_doubts(corpus) or _json_doubts(corpus)):
+        return misread
     if corpus.format == "parallel":
         tabbed = [e["source"] for e in corpus.entries[:200] if "\t" in e["source"]]
         if tabbed and len(tabbed) * 2 >= min(len(corpus.entries), 200):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import msgspec
 
-from mt_eval.corpus.doubts import Doubt, markup_doubt
+from mt_eval.corpus.doubts import Doubt, json_kind, markup_doubt
 from mt_eval.corpus.model import ROLE_OF_NAME
 from mt_eval.corpus.names import misspelling_of
 from mt_eval.corpus.tsv import NAME, first_row, header_cells, named_part
@@ -34,11 +34,7 @@ def _json(text: str, number: int, line: str) -> Doubt | None:
     """JSONL (an object on the line) or JSON (the whole text is one value) named .tsv."""
     if line.lstrip()[:1] not in ("{", "["):
         return None
-    try:
-        value = _decode(line)
-    except msgspec.DecodeError:
-        value = None
-    if isinstance(value, dict) and "entries" not in value:
+    if json_kind(line) == "jsonl":
         return Doubt("json-in-tsv", f"line {number} looks like JSON (an entry object, as in JSONL), not TSV: each "
                                     "line would be translated as one source text, braces and all",
                      "name the file .jsonl (one entry object per line)")

@@ -3,8 +3,8 @@
 A confined method learns of a refusal only through an error: the kernel answers EACCES for a locked
 name, EROFS for a write outside ``/tmp``, ENETUNREACH, ECONNREFUSED (nothing listens on the sandbox's own
 loopback but the gateway forwarder) or a failed name lookup for the network. Python and
-Node word these errors in known ways; each line or error that matches is one denied attempt, grouped by
-kind and detail. This sees what the method's runtime reports — a method that swallows its errors and
+Node word these errors in known ways; each refusal so worded is one denied attempt (a line may hold several),
+grouped by kind and detail. This sees what the method's runtime reports — a method that swallows its errors and
 prints nothing leaves no trace, and the card says so (`OBSERVED_FROM`).
 """
 
@@ -18,8 +18,10 @@ from mt_eval.bridge import GUEST_LOGGER  # (where the bridge host forwards each 
 from mt_eval.sandbox.policy import DeniedAttempt
 
 _QUOTED_PATH = re.compile(r"""['"](/[^'"]*)['"]""")
-_WRAPPING = re.compile(r"""[)>"'\]]""")  # where a message wrapped in a repr ends: (…), <urlopen error …>, "…"
+# where a message wrapped in a repr ends, (…), <urlopen error …>, "…", or one of several on a line does (; …)
+_WRAPPING = re.compile(r"""[)>"'\];]""")
 _NODE_LOCAL_ADDRESS = re.compile(r" - Local \([^)]*\)")  # Node's "connect ENETUNREACH 1.1.1.1:443 - Local (0.0.0.0:0)"
+_SAME_REFUSAL = re.compile(r"[\s:,;(\[]*")  # between a code and its words: "EACCES: permission denied"
 _HOST = re.compile(r"""(?:\bhost=|resolve )['"]([\w.:-]+)['"]""")  # the host a Python library names before it
 
 
@@ -40,25 +42,39 @@ RULES: list[tuple[str, re.Pattern[str]]] = [
 
 
 def recognise(text: str) -> list[tuple[str, str]]:
-    """(kind, detail) for every denial worded in ``text``."""
+    """(kind, detail) for every denial worded in ``text``: each one a line holds (a method may print a list of
+    its errors on one line), a code and its words side by side (Node's ``EACCES: permission denied``) one."""
     found = []
     for line in text.splitlines():
-        for kind, pattern in RULES:
-            match = pattern.search(line)
-            if match:
-                found.append((kind, _detail(kind, line, match)[:200]))
-                break
+        refusals = _refusals(line)
+        for number, (kind, start, after) in enumerate(refusals):
+            until = refusals[number + 1][1] if number + 1 < len(refusals) else len(line)  # (up to the next one)
+            found.append((kind, _detail(kind, line, start, after, until)[:200]))
     return found
 
 
-def _detail(kind: str, line: str, match: re.Match[str]) -> str:
-    """The path refused, or the refusal's own words (up to where the repr wrapping them closes) and the host."""
-    rest = line[match.start():]
+def _refusals(line: str) -> list[tuple[str, int, int]]:
+    """(kind, where its words start, where the refusal before ended) for each refusal ``line`` words."""
+    matches = sorted(((match, kind) for kind, pattern in RULES for match in pattern.finditer(line)),
+                     key=lambda seen: seen[0].start())
+    refusals: list[tuple[str, int, int]] = []
+    end, before = 0, ""  # (where the refusal before ends, and its kind)
+    for match, kind in matches:
+        if kind != before or not (match.start() < end or _SAME_REFUSAL.fullmatch(line, end, match.start())):
+            refusals.append((kind, match.start(), end))
+        end, before = max(end, match.end()), kind
+    return refusals
+
+
+def _detail(kind: str, line: str, start: int, after: int, until: int) -> str:
+    """The path refused, or the refusal's own words (up to where the repr wrapping them closes) and the host
+    named before them; the refusal's words are ``line[start:until]``, and ``after`` ends the refusal before."""
+    rest = line[start:until]
     path = _QUOTED_PATH.search(rest) if kind.startswith("file") else None
     if path is not None:
         return path.group(1)
     words = _WRAPPING.split(_NODE_LOCAL_ADDRESS.sub("", rest), maxsplit=1)[0].strip()
-    host = _HOST.search(line[:match.start()])
+    host = _HOST.search(line, after, start)
     return f"{words} ({host.group(1)})" if host and host.group(1) not in words else words
 
 

@@ -242,12 +242,14 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
     const hand = (batch) => (kind === 'translate' ? methodView(batch, options.goldFields) : batch.map((item) => ({ ...item })));
     const call = (batch, { signal }) => method[kind](hand(batch), config, { signal });
     inProcessSlots ??= new Slots(method.capabilities.max_concurrency ?? Infinity);
-    await inProcessSlots.acquire(); // (released below, whatever the call does)
     try {
       // Text that is not valid Unicode fails its item before the method sees it: the input is to blame, not a result.
       return await sendingOnlyValidText(hand(items), config, KINDS[kind], (sendable) => callIsolating(call, sendable, {
         timeoutS: config.timeout_s,
         stop: closing.signal,
+        // (each call holds a slot: the items of a call that timed out, sent alone, share them with the other batches)
+        slots: inProcessSlots,
+        atOnce: Math.min(config.concurrency, inProcessSlots.limit),
         unit: owner,
         fail,
         match: (batch, results, seconds) => {
@@ -266,7 +268,6 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
     } finally {
       disarm?.();
       unguard();
-      inProcessSlots.release();
     }
   };
 
