@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -184,3 +187,75 @@ def test_a_complete_decision_run_in_a_read_only_directory_resumes_as_complete_an
     resume = ["decide", "run", "--method", str(REVERSE), "--corpus", str(corpus), "--out", str(out), "--quiet",
               "--resamples", "100", "--resume"]
     resumes_read_only(out, resume, said="mt-eval decide run", prog="mt-eval decide")
+
+
+@pytest.mark.parametrize("then", ["moved", "moved, and another directory made at its path", "removed"])
+def test_a_decision_run_whose_directory_is_moved_or_removed_while_it_runs_is_written_nowhere_else(tmp_path, then):
+    """As `mt-eval run` (test_run_directory_lock). Before: "mt-eval decide: [Errno 2] No such file or directory:
+    'run/.run.json.5202.tmp'"; with a directory made at the old path, the run wrote its run.json and a card saying
+    no question was answered into that one (exit 4)."""
+    corpus = write_corpus(tmp_path / "c.jsonl", [{**row, "state": {**row["state"], "sleep": 100}} for row in rows(40)])
+
+    def command(out: str, *extra: str) -> list[str]:
+        return [sys.executable, "-m", "mt_eval.cli", "decide", "run", "--method", str(REVERSE), "--corpus",
+                str(corpus), "--out", out, "--batch-size", "1", "--concurrency", "2", "--resamples", "100", "--quiet",
+                *extra]
+
+    decide = subprocess.Popen(command("run"), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+    log, deadline = tmp_path / "run" / "results.jsonl", time.monotonic() + 60
+    while not (log.exists() and log.read_bytes().count(b"\n") >= 4) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if then == "removed":
+        for path in (tmp_path / "run").iterdir():
+            path.unlink()
+        (tmp_path / "run").rmdir()
+    else:
+        (tmp_path / "run").rename(tmp_path / "moved")
+    if then.endswith("at its path"):
+        (tmp_path / "run").mkdir()
+    _, err = decide.communicate(timeout=120)
+    assert decide.returncode == 1, err
+    if then == "removed":
+        assert err.strip().splitlines()[-1] == (
+            "mt-eval decide: the run directory run was removed while the run was using it, with what it had "
+            "translated: start the run again (a run directory is used by one process at a time, and is not to be "
+            "moved or removed while a run uses it)")
+        assert not (tmp_path / "run").exists()
+        return
+    moved = tmp_path / "moved"
+    assert err.strip().splitlines()[-1] == (
+        f"mt-eval decide: the run directory run was moved to {moved} while the run was using it, so nothing more is "
+        f"written at run: every entry translated is saved in {moved}; finish it there with the same command and "
+        f"--resume --out {moved}")
+    assert not (tmp_path / "run").exists() or list((tmp_path / "run").iterdir()) == []
+    assert not (moved / "card.json").exists()
+    resumed = subprocess.run(command(str(moved), "--resume"), cwd=tmp_path, capture_output=True, text=True,
+                             timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    card = card_of(moved)
+    assert card["sessions"] == 2 and card["errors"] == 0 and len(card["results"]) == 40
+    assert card["run_id"] == json.loads((moved / "run.json").read_text())["run_id"]
+
+
+def test_a_decision_run_whose_directory_is_moved_while_it_is_scored_writes_no_card_at_its_old_path(
+        tmp_path, monkeypatch, capsys):
+    """Scoring a large run takes a while. Before: the card went into the directory made at the old path since."""
+    from mt_eval.decisions import session
+
+    monkeypatch.chdir(tmp_path)
+    scored = session.build_card
+
+    def scored_while_moved(*given: object, **named: object) -> object:
+        Path("run").rename("moved")
+        Path("run").mkdir()
+        return scored(*given, **named)
+
+    monkeypatch.setattr(session, "build_card", scored_while_moved)
+    assert run(REVERSE, write_corpus(tmp_path / "c.jsonl", rows(4)), Path("run")) == 1
+    moved = tmp_path / "moved"
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"mt-eval decide: the run directory run was moved to {moved} while the run was using it, so nothing more is "
+        f"written at run: every entry translated is saved in {moved}; finish it there with the same command and "
+        f"--resume --out {moved}")
+    assert list(Path("run").iterdir()) == [] and not (moved / "card.json").exists()

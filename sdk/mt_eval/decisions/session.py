@@ -47,7 +47,7 @@ from mt_eval.harness.run_directory import (
     writable_directory,
     write_json,
 )
-from mt_eval.harness.run_lock import RunDirectoryHold
+from mt_eval.harness.run_lock import RunDirectoryHold, refuse_moved
 from mt_eval.harness.run_rules import RunFinished, finished_card
 from mt_eval.harness.session import RunState, new_run_id, now
 from mt_eval.loader import LoadedMethod, load_method, runtime_label
@@ -122,6 +122,7 @@ def decide_run(request: DecideRequest) -> Path:
         finally:
             log.close()
             progress.close()
+        refuse_moved(lock)  # (moved or removed meanwhile: nothing more is read or written at its old path)
         if state.first_call_s is None and timing.first_call_s is not None:
             state.first_call_s = timing.first_call_s
             write_json(out / "run.json", state)
@@ -129,6 +130,7 @@ def decide_run(request: DecideRequest) -> Path:
         results = [recorded[row.id] for row in corpus.rows if row.id in recorded]
         card = rc.seal(build_card(state, loaded, method_card, corpus, config, settings, check, results, request))
         card_path = out / "card.json"
+        refuse_moved(lock)  # (scoring a large run takes a while)
         try:  # (whole or not at all, no temporary file left behind)
             write_atomically(card_path, msgspec.json.format(msgspec.json.encode(card), indent=2) + b"\n")
         except OSError as exc:
