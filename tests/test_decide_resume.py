@@ -219,14 +219,14 @@ def test_a_decision_run_whose_directory_is_moved_or_removed_while_it_runs_is_wri
     if then == "removed":
         assert err.strip().splitlines()[-1] == (
             "mt-eval decide: the run directory run was removed while the run was using it, with what it had "
-            "translated: start the run again (a run directory is used by one process at a time, and is not to be "
+            "finished: start the run again (a run directory is used by one process at a time, and is not to be "
             "moved or removed while a run uses it)")
         assert not (tmp_path / "run").exists()
         return
     moved = tmp_path / "moved"
     assert err.strip().splitlines()[-1] == (
         f"mt-eval decide: the run directory run was moved to {moved} while the run was using it, so nothing more is "
-        f"written at run: every entry translated is saved in {moved}; finish it there with the same command and "
+        f"written at run: everything it finished is saved in {moved}; finish it there with the same command and "
         f"--resume --out {moved}")
     assert not (tmp_path / "run").exists() or list((tmp_path / "run").iterdir()) == []
     assert not (moved / "card.json").exists()
@@ -256,6 +256,6 @@ def test_a_decision_run_whose_directory_is_moved_while_it_is_scored_writes_no_ca
     moved = tmp_path / "moved"
     assert capsys.readouterr().err.splitlines()[-1] == (
         f"mt-eval decide: the run directory run was moved to {moved} while the run was using it, so nothing more is "
-        f"written at run: every entry translated is saved in {moved}; finish it there with the same command and "
+        f"written at run: everything it finished is saved in {moved}; finish it there with the same command and "
         f"--resume --out {moved}")
     assert list(Path("run").iterdir()) == [] and not (moved / "card.json").exists()

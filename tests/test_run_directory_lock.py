@@ -112,7 +112,7 @@ def test_a_run_directory_moved_or_removed_while_the_run_uses_it_is_written_nowhe
     assert run.returncode == 1, err
     if then == "removed":
         assert err.strip().splitlines()[-1] == (
-            "mt-eval run: the run directory run was removed while the run was using it, with what it had translated: "
+            "mt-eval run: the run directory run was removed while the run was using it, with what it had finished: "
             "start the run again (a run directory is used by one process at a time, and is not to be moved or "
             "removed while a run uses it)")
         assert not (tmp_path / "run").exists()
@@ -120,7 +120,7 @@ def test_a_run_directory_moved_or_removed_while_the_run_uses_it_is_written_nowhe
     moved = tmp_path / "moved"
     assert err.strip().splitlines()[-1] == (
         f"mt-eval run: the run directory run was moved to {moved} while the run was using it, so nothing more is "
-        f"written at run: every entry translated is saved in {moved}; finish it there with the same command and "
+        f"written at run: everything it finished is saved in {moved}; finish it there with the same command and "
         f"--resume --out {moved}")
     assert not (tmp_path / "run").exists() or list((tmp_path / "run").iterdir()) == []
     resumed = subprocess.run(command(str(moved), "--resume"), cwd=tmp_path, capture_output=True, text=True,

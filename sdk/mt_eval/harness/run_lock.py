@@ -116,10 +116,10 @@ def refuse_moved(lock: RunDirectoryLock) -> None:
         return
     if where:
         raise RunError(f"the run directory {lock.directory} was moved to {where} while the run was using it, so "
-                       f"nothing more is written at {lock.directory}: every entry translated is saved in {where}; "
+                       f"nothing more is written at {lock.directory}: everything it finished is saved in {where}; "
                        f"finish it there with the same command and --resume --out {where}")
     raise RunError(f"the run directory {lock.directory} was removed while the run was using it, with what it had "
-                   "translated: start the run again (a run directory is used by one process at a time, and is not "
+                   "finished: start the run again (a run directory is used by one process at a time, and is not "
                    "to be moved or removed while a run uses it)")
 
 
