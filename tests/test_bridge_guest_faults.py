@@ -117,6 +117,39 @@ async def test_a_config_given_to_translate_or_decide_that_does_not_fit_is_refuse
         await method.aclose()
 
 
+QUESTION = ROWS[0]["questions"]
+NOT_SENT_ROWS = [  # (a row each guest would refuse; the host said nothing, sent them, and some came back answered)
+    ([*ROWS, *ROWS], 'rows[1].id: "r1" appears twice'),
+    ([{"id": 7, "state": {}, "questions": QUESTION}], "rows[0].id: expected a string, got the number 7"),
+    ([{"id": "", "state": {}, "questions": QUESTION}], "rows[0].id: must not be empty"),
+    ([{"id": "r", "state": "a cat", "questions": QUESTION}],
+     'rows[0].state: expected an object, got the string "a cat"'),
+    ([{"id": "r", "state": {}, "questions": ["n"]}], "rows[0].questions: expected an object, got an array"),
+    ([{"id": "r", "state": {}, "questions": {}}], "rows[0].questions: a row needs at least one question"),
+    ([{"id": "r", "state": {}, "questions": {"n": {"type": "choice", "instructions": "?"}}}],
+     'rows[0].questions.n: a "choice" question needs "options"'),
+    ([{**ROWS[0], "gold": {"n": "true"}}], 'rows[0].gold: unknown field "gold"'),
+    ([*ROWS, None], "rows[1]: expected an object, got null"),
+]
+
+
+async def test_rows_a_guest_would_refuse_are_refused_unsent_in_the_node_hosts_words(batches_sent):
+    """The host checks a caller's rows before it sends them, as the Node host's decide() does (`rowsProblem`), in
+    the words a guest refuses them with, ``params.`` aside: a row with gold never reaches the guest."""
+    method = BridgeMethod(GUESTS["python"](), options=FAST, label="reverse-python")
+    try:
+        for started in (False, True):  # (the guest not started yet, then running)
+            for rows, message in NOT_SENT_ROWS:
+                with pytest.raises(TypeError) as refused:
+                    await method.decide(rows, {})
+                assert str(refused.value) == message, rows
+            assert batches_sent["decide"] == [1] * started  # nothing sent
+            assert "answers" in (await method.decide(ROWS, {}))[0]
+        assert method.restarts == 0
+    finally:
+        await method.aclose()
+
+
 # Answers initialize, then closes its stdin and keeps running (it never exits on its own).
 CLOSES_ITS_INPUT = textwrap.dedent("""
     import json, os, sys, time

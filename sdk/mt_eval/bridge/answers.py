@@ -210,9 +210,9 @@ DECIDE = RequestKind("decide", "rows", "row", match_decisions, lambda row_id, er
 
 
 def refuse_unshaped(kind: RequestKind, items: Any) -> None:
-    """`TypeError` saying how ``items``, the entries or rows a failed call was given, break the protocol's rules,
-    when they do, in place of the error the call ended in: a guest's words for them, without its ``params.``
-    (`messages.entries_problem`, `mt_eval.decisions.records.rows_problem`)."""
+    """`TypeError` saying how ``items``, the entries or rows a call was given, break the protocol's rules, when they
+    do, before anything is sent: a guest's words for them, without its ``params.`` (`messages.entries_problem`,
+    `mt_eval.decisions.records.rows_problem`), as the Node host refuses them."""
     problem = kind.problem(items, kind.key)
     if problem is not None:
         raise TypeError(problem)

@@ -49,7 +49,7 @@ class ConfigRefused(Exception):
 def entries_problem(entries: Any, where: str = "params.entries") -> str | None:
     """What is wrong with a translate request's entries (a list of objects, each with a non-empty string id, unique in
     the request, and a string source), in the words of both reference guests, ``where`` naming them; None when
-    nothing is. A guest checks each request with it; a host, the entries its caller gave, once a call failed."""
+    nothing is. A guest checks each request with it; a host, the entries its caller gave, before sending them."""
     if type(entries) is not list and not isinstance(entries, tuple):  # (a host's caller may give a tuple)
         return f"{where} must be a list of entries, got {_in_words(entries)}"
     seen: set[str] = set()

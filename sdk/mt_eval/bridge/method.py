@@ -15,8 +15,9 @@ get per-entry errors and every other entry keeps its result. The entries a failu
   others are sent (`mt_eval.lone_surrogates`).
 
 A config given to ``translate`` or ``decide`` that the guest would refuse (``invalid config: $.field: …``) is a
-`TypeError` in those words, and so are entries no guest takes (``entries[1].id "a" appears twice in the request``,
-as the Node host words them): nothing is sent, and the guest serves the next call.
+`TypeError` in those words, and so are entries or rows no guest takes (``entries[1].id "a" appears twice in the
+request``, ``rows[0].questions: a row needs at least one question``, as the Node host words them): nothing is sent,
+and the guest serves the next call.
 
 A guest that died is restarted on the next request, within a crash-loop budget (`HostOptions.restart_budget` restarts
 per `restart_window_s`; a guest that completed work before it died is not crash-looping and costs nothing). A guest
@@ -202,13 +203,11 @@ class BridgeMethod:
 
     async def decide(self, rows: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
         """One result per row, in row order. Answers are passed on as the guest gave them: the caller checks them
-        against the questions (`mt_eval.decisions.answers`); rows the guest left out get a row error."""
+        against the questions (`mt_eval.decisions.answers`); rows the guest left out get a row error. Rows no guest
+        takes (a row with ``gold`` among them) are a `TypeError`, as the Node host's, and nothing is sent."""
         self._check_loop()
-        try:
-            return await self._request_all(DECIDE, rows, config)
-        except (KeyError, TypeError, ValueError, AttributeError):
-            refuse_unshaped(DECIDE, rows)
-            raise
+        refuse_unshaped(DECIDE, rows)
+        return await self._request_all(DECIDE, rows, config)
 
     async def _request_all(self, kind: RequestKind, items: list[dict[str, Any]], config: Any
                            ) -> list[dict[str, Any]]:
