@@ -99,7 +99,8 @@ def test_help_imports_no_command_and_a_command_imports_only_its_own_module():
     top = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert top.stdout.strip() == "[]"
     run = subprocess.run([sys.executable, "-c", code, "run"], capture_output=True, text=True, check=True, timeout=60)
-    assert run.stdout.strip() == "['mt_eval.cli.arguments', 'mt_eval.cli.run', 'mt_eval.cli.usage_errors']"  # (main
+    assert run.stdout.strip() == ("['mt_eval.cli.arguments', 'mt_eval.cli.measurement_arguments', 'mt_eval.cli.run', "
+                                  "'mt_eval.cli.usage_errors']")  # (main
     # imports usage_errors before every command: OptionError)
     heavy = ("import sys, mt_eval.cli as c; c.build_parser(sys.argv[1:]); "
              "print(sorted({'mt_eval.harness.session', 'mt_eval.loader', 'msgspec', 'anyio'} & set(sys.modules)))")

@@ -23,6 +23,7 @@ from gateway_http_support import (  # noqa: F401 (serve)
     the_one_log_line,
 )
 from mt_eval.gateway import http as gateway_http
+from mt_eval.gateway import http_server
 from mt_eval.gateway.audit import AuditLog
 from mt_eval.gateway.policy import GatewayPolicy, ModelRoute
 from mt_eval.gateway.server import Gateway, GatewayThread
@@ -162,7 +163,7 @@ async def test_a_request_that_stops_arriving_half_way_gets_a_408_that_says_how_f
     """Before: the gateway waited for the rest and the method for an answer, until the connection was closed
     without one 75 s later."""
     monkeypatch.setattr(gateway_http, "STALL_S", 0.3)
-    monkeypatch.setattr(gateway_http, "SWEEP_S", 0.05)
+    monkeypatch.setattr(http_server, "SWEEP_S", 0.05)
     async with Upstream(answer) as upstream:
         _, url = await serve(upstream.base_url)
         reply = await raw_exchange(url, request_bytes)
@@ -178,7 +179,7 @@ async def test_a_request_that_stops_arriving_half_way_gets_a_408_that_says_how_f
 
 async def test_a_slow_body_that_keeps_coming_and_an_idle_kept_alive_connection_are_not_cut(serve, monkeypatch):
     monkeypatch.setattr(gateway_http, "STALL_S", 0.3)
-    monkeypatch.setattr(gateway_http, "SWEEP_S", 0.05)
+    monkeypatch.setattr(http_server, "SWEEP_S", 0.05)
     body = json.dumps(ASK).encode()
     async with Upstream(answer) as upstream:
         _, url = await serve(upstream.base_url)
@@ -213,7 +214,7 @@ async def test_a_head_that_trickles_in_gets_a_408_once_it_is_late_however_steadi
     connection for as long as it liked (up to the 64 KiB of a head: days)."""
     monkeypatch.setattr(gateway_http, "STALL_S", 0.3)
     monkeypatch.setattr(gateway_http, "HEAD_S", 0.6, raising=False)
-    monkeypatch.setattr(gateway_http, "SWEEP_S", 0.05)
+    monkeypatch.setattr(http_server, "SWEEP_S", 0.05)
     async with Upstream(answer) as upstream:
         _, url = await serve(upstream.base_url)
         host, port = url.removeprefix("http://").removesuffix("/v1").split(":")
@@ -241,7 +242,7 @@ async def test_each_head_on_a_kept_alive_connection_has_its_own_deadline(serve, 
     """Three heads that each take half the deadline to come, one after the other on one connection: none is late."""
     monkeypatch.setattr(gateway_http, "STALL_S", 0.3)
     monkeypatch.setattr(gateway_http, "HEAD_S", 0.6, raising=False)
-    monkeypatch.setattr(gateway_http, "SWEEP_S", 0.05)
+    monkeypatch.setattr(http_server, "SWEEP_S", 0.05)
     body = json.dumps(ASK).encode()
     request_head = HEAD + b"Content-Length: %d\r\n\r\n" % len(body)
     async with Upstream(answer) as upstream:

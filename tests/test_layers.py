@@ -36,8 +36,8 @@ LAYERS: dict[str, list[str]] = {
                  "mt_eval.hookspecs", "mt_eval.extensions", "mt_eval.gold", "mt_eval.corpus",
                  "mt_eval.node_contract", "mt_eval.pairs", "mt_eval.champollion.languages"],
     # running a method wherever it lives: in this process, behind the bridge, as a translator program
-    "runtime": ["mt_eval.plugin_import", "mt_eval.guarded_calls", "mt_eval.bridge", "mt_eval.adapters",
-                "mt_eval.loader", "mt_eval.pins", "mt_eval.method_start"],
+    "runtime": ["mt_eval.plugin_import", "mt_eval.cached_bytecode", "mt_eval.guarded_calls", "mt_eval.bridge",
+                "mt_eval.adapters", "mt_eval.loader", "mt_eval.pins", "mt_eval.method_start"],
     # what keeps a run fair: the static scan, the sandbox, the LLM gateway, eligibility, contamination
     "safeguards": ["mt_eval.scan", "mt_eval.sandbox", "mt_eval.gateway", "mt_eval.eligibility",
                    "mt_eval.contamination"],

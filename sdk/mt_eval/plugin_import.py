@@ -29,9 +29,10 @@ import sys
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
-from types import CodeType, ModuleType
+from types import ModuleType
 
 from mt_eval import process_exit
+from mt_eval.cached_bytecode import DamagedBytecode, SourceOnlyLoader, damaged_bytecode, set_aside
 from mt_eval.lone_surrogates import capped, writable
 from mt_eval.process_exit import ExitCalled, adopt_orphans, guard_process_exit
 
@@ -93,13 +94,6 @@ class PluginBoundary(importlib.abc.MetaPathFinder):
             if location == root or location.startswith(root + os.sep):
                 return root
         return None
-
-
-class SourceOnlyLoader(importlib.machinery.SourceFileLoader):
-    """Loads a module from its source, neither reading nor writing its cached bytecode."""
-
-    def get_code(self, fullname: str) -> CodeType:
-        return self.source_to_code(self.get_data(self.path), self.path)
 
 
 BOUNDARY = PluginBoundary()
@@ -164,22 +158,12 @@ def import_entry_module(directory: Path, module: str, method_id: str) -> ModuleT
         try:
             return _import_isolated(directory, package, module)
         except DamagedBytecode as damaged:
-            _say_set_aside(damaged.files)
+            set_aside(damaged.files)
             return _import_isolated(directory, package, module)  # (from the source of what was damaged)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:
         raise _import_failure(exc, directory, module, target) from (None if isinstance(exc, SystemExit) else exc)
-
-
-class DamagedBytecode(Exception):
-    """An import failed on cached bytecode (``__pycache__/X.cpython-311.pyc``) that is cut short: Python keeps a
-    .pyc whose writing a full disk or a file-size limit stopped, and every later import of its module fails with
-    ``EOFError: marshal data too short`` (or ``ValueError: bad marshal data``)."""
-
-    def __init__(self, files: list[Path]) -> None:
-        super().__init__(", ".join(map(str, files)))
-        self.files = files
 
 
 def _import_isolated(directory: Path, package: str, module: str) -> ModuleType:
@@ -219,45 +203,6 @@ def _import_failure(exc: BaseException, directory: Path, module: str, target: Pa
     command = shlex.join([sys.executable, str(target)])  # (the Python running mt-eval: another may lack the SDK)
     return EntryPointError(f'importing "{module}" failed: {describe_exception(exc, directory)}',
                            f"fix the error in {target.name} (run `{command}` to see the full traceback)")
-
-
-def damaged_bytecode(exc: BaseException) -> list[tuple[Path, Path]]:
-    """(source, cached bytecode) of each module whose .pyc the import that raised ``exc`` could not unmarshal:
-    the frames of importlib that loaded it name both; a .pyc is counted only when it is indeed unreadable."""
-    if not isinstance(exc, (EOFError, ValueError)):
-        return []
-    found = []
-    for frame, _ in traceback.walk_tb(exc.__traceback__):
-        source, cached = frame.f_locals.get("source_path"), frame.f_locals.get("bytecode_path")
-        if ("importlib" in frame.f_code.co_filename and isinstance(source, str) and isinstance(cached, str)
-                and _unreadable_bytecode(Path(cached)) and (Path(source), Path(cached)) not in found):
-            found.append((Path(source), Path(cached)))
-    return found
-
-
-def _unreadable_bytecode(cached: Path) -> bool:
-    import marshal
-
-    try:
-        marshal.loads(cached.read_bytes()[16:])  # (after the header: magic number, flags, source's time and size)
-    except (EOFError, ValueError, TypeError):
-        return True
-    except OSError:
-        return False
-    return False
-
-
-def _say_set_aside(files: list[Path]) -> None:
-    """Remove each damaged .pyc (only it) and say so; the import is then made from the source."""
-    for cached in files:
-        try:
-            cached.unlink()
-            done = "removed it, and imported its module from the source"
-        except OSError as exc:
-            done = (f"imported its module from the source (it could not be removed: {exc.strerror}); delete it (or "
-                    f"the {cached.parent} directory) to stop this warning")
-        print(f"mt-eval: warning: the cached bytecode {cached} was damaged (cut short, e.g. by a full disk): {done}",
-              file=sys.stderr, flush=True)
 
 
 @contextlib.contextmanager

@@ -27,21 +27,21 @@ from mt_eval._version import __version__
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.eager import start_eagerly
 from mt_eval.bridge.guest_io import FileInput, FileOutput, Output, PipeOutput, StdinProtocol, streams
+from mt_eval.bridge.guest_reading import oversized_answer, read_message
 from mt_eval.bridge.guest_requests import (
     MethodCardError,
     card_answer,
     decide_params,
     decision_answer,
-    reread_request,
     runtime_card,
     translate_answer,
     translate_params,
 )
 from mt_eval.bridge.input_poll import PollWorth, can_poll, poll_input, poll_seconds
-from mt_eval.bridge.lines import HEAD_BYTES, LineSplitter, Oversized, id_in
+from mt_eval.bridge.lines import LineSplitter, Oversized
 from mt_eval.bridge.slots import Slots
-from mt_eval.js_text import SAFE_INTEGER, js_string
-from mt_eval.lone_surrogates import escaped_lone_surrogate, writable
+from mt_eval.js_text import js_string
+from mt_eval.lone_surrogates import writable
 from mt_eval.method_protocol import declared_max_concurrency
 from mt_eval.plugin_import import exception_words
 from mt_eval.value_words import value_in_words
@@ -78,8 +78,6 @@ def serve_method(method: Any, protocol_fd: int, *, name: str, method_id: str, im
 
 
 STUCK = "mt-eval serve: interrupted, but the method blocks the event loop and could not be stopped; ending it"
-INVALID_REQUEST = ('invalid request: expected a JSON-RPC 2.0 object with "jsonrpc": "2.0", a "method" and an '
-                   'integer or string "id" (none in a notification)')
 
 
 class GuestServer:
@@ -217,9 +215,7 @@ class GuestServer:
         try:
             for line in self._lines.feed(data):
                 if isinstance(line, Oversized):
-                    limit = self._lines.max_bytes
-                    self.send(m.error_line(id_in(line.head), m.MESSAGE_TOO_LARGE,
-                                           f"request of {line.length} bytes is over the {limit}-byte limit"))
+                    self.send(oversized_answer(line, self._lines.max_bytes))
                 elif line.strip():
                     self.on_line(line)
         finally:
@@ -227,40 +223,13 @@ class GuestServer:
             self._flush()
 
     def on_line(self, line: bytes) -> None:
-        try:
-            message = m.decode_request(line)
-        except msgspec.ValidationError:  # (a message that is not an object, or a field of the wrong type)
-            reread, request_id = reread_request(line)
-            if reread is None:
-                self.send(m.error_line(request_id, m.INVALID_REQUEST, INVALID_REQUEST))
-                return
-            message = reread
-        except (msgspec.DecodeError, RecursionError) as exc:
-            lone = escaped_lone_surrogate(line) if isinstance(exc, msgspec.DecodeError) else None
-            said = ("arrays or objects nested too deeply to read" if isinstance(exc, RecursionError)
-                    else f"not valid JSON: {exc}" if lone is None
-                    else f"not valid JSON: a lone surrogate escaped at byte {lone[1]} ({lone[0]}), which is not "
-                         "Unicode text; send the character itself (one beyond U+FFFF escaped as its pair)")
-            # Valid JSON nested too deeply answers the request it is, when its id comes before the depth (as a line
-            # over the size limit does): the host fails that request now rather than at its deadline.
-            self.send(m.error_line(id_in(line[:HEAD_BYTES]) if isinstance(exc, RecursionError) else None,
-                                   m.PARSE_ERROR, said))
-            return
-        request_id = None if message.id is msgspec.UNSET else message.id
-        if isinstance(request_id, int) and abs(request_id) > SAFE_INTEGER:  # (PROTOCOL.md, "Integers")
-            request_id = message.id = None
-        if message.jsonrpc != "2.0" or message.method is None or message.id is None:
-            self.send(m.error_line(request_id, m.INVALID_REQUEST, INVALID_REQUEST))
-            return
-        if request_id is None:
+        message = read_message(line)
+        if isinstance(message, bytes):  # (the error line that answers it)
+            self.send(message)
+        elif message.request_id is None:
             self.on_notification(message.method, message.params)
-            return
-        params = {} if message.params is msgspec.UNSET else message.params  # (absent: none given, as in Node)
-        if not isinstance(params, dict):
-            self.send(m.error_line(request_id, m.INVALID_PARAMS, f"params must be an object, got "
-                                                                 f"{value_in_words(params)}"))
-            return
-        self.on_request(request_id, message.method, params)
+        else:
+            self.on_request(message.request_id, message.method, message.params)
 
     def on_notification(self, method: str, params: Any) -> None:
         request_id = params.get("id") if isinstance(params, dict) else None  # (an id of another type: ignored)

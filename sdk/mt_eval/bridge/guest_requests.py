@@ -1,6 +1,7 @@
 """What a Python guest (`mt_eval.bridge.guest`) checks in a translate or decide request, and the answer it sends:
-the id it answers under, the params, the RunConfig (a run's repeated config checked once), and the results in the
-protocol's shape; and the method's own card it sends (`runtime_card`), or why it cannot."""
+the params, the RunConfig (a run's repeated config checked once), and the results in the protocol's shape; and the
+method's own card it sends (`runtime_card`), or why it cannot. The id it answers under:
+`mt_eval.bridge.guest_reading`."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 import msgspec
 
 from mt_eval.bridge import messages as m
-from mt_eval.js_text import SAFE_INTEGER, js_whole
+from mt_eval.js_text import js_whole
 from mt_eval.method_card import not_a_card
 from mt_eval.plugin_import import describe_exception, describe_exit
 from mt_eval.records import RunConfig
@@ -83,32 +84,6 @@ def card_answer(request_id: int | str, method: Any, module_file: Path | None) ->
         return m.result_line(request_id, {"card": runtime_card(method, module_file)})
     except MethodCardError as exc:
         return m.error_line(request_id, m.METHOD_FAILED, str(exc), {"type": "MethodCardError"})
-
-
-def valid_id(given: Any) -> int | str | None:
-    """``given`` as an id to answer under: a string, or an integer JSON holds exactly (PROTOCOL.md, "Integers"),
-    written with or without a fraction of zero (``1.0`` is 1, as in JavaScript); else None."""
-    if isinstance(given, float) and given.is_integer():
-        given = int(given)
-    return given if isinstance(given, str) or (type(given) is int and abs(given) <= SAFE_INTEGER) else None
-
-
-def reread_request(line: bytes) -> tuple[m.Request | None, int | str | None]:
-    """A line that is not a request as it is written: the request it is with a whole-number ``id`` such as
-    ``1.0`` read as the integer (else None), and the id to answer it under."""
-    try:
-        message = msgspec.json.decode(line)
-    except (msgspec.DecodeError, RecursionError):
-        return None, None
-    if not isinstance(message, dict):
-        return None, None
-    given = valid_id(message.get("id"))
-    if isinstance(message.get("id"), float) and given is not None:
-        try:
-            return msgspec.convert({**message, "id": given}, m.Request), given
-        except msgspec.ValidationError:
-            pass
-    return None, given
 
 
 def _integer_fields(struct: type) -> frozenset[str]:

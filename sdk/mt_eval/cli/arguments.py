@@ -3,12 +3,12 @@
 Only argparse at import time: every ``--help`` imports this module; the types are imported when a command runs.
 The corpus flags are shared by ``run``, ``compare``, ``verify``, ``gate``, ``corpus show``, ``contamination`` and
 ``freeze init``; the run-directory, call and model flags by ``run``, ``freeze init``, ``decide run`` and ``grade``.
+How a run is measured (scoring and latency flags): `mt_eval.cli.measurement_arguments`.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from pathlib import Path
 
 from mt_eval.cli.usage_errors import WAIT_LIMIT, WAIT_VALUES, named_path, path_operand, wait_value
@@ -198,42 +198,6 @@ def add_seed_argument(group: argparse._ArgumentGroup) -> None:
                        help="bootstrap seed, also passed to the method (default 12345; below 2^53)")
 
 
-def add_latency_arguments(parser: argparse.ArgumentParser) -> None:
-    """How the harness measures latency (``run`` and ``freeze init``; `mt_eval.harness.latency`)."""
-    from mt_eval.harness.latency import (
-        DEFAULT_REPETITIONS,
-        DEFAULT_SAMPLE,
-        DEFAULT_WARMUP,
-        MAX_REPETITIONS,
-        MAX_WARMUP,
-    )
-
-    latency = parser.add_argument_group(
-        "latency (measured by the harness in extra one-entry calls before the scored run; never scored)")
-    latency.add_argument("--latency-warmup", type=_extra_calls(0, MAX_WARMUP, DEFAULT_WARMUP), default=DEFAULT_WARMUP,
-                         metavar="N", help=f"untimed warm-up calls after the cold call (default {DEFAULT_WARMUP}; "
-                                           f"at most {MAX_WARMUP})")
-    latency.add_argument("--latency-sample", type=non_negative_int, default=DEFAULT_SAMPLE, metavar="N",
-                         help=f"scored entries timed one call each at concurrency 1 (default {DEFAULT_SAMPLE}; 0: "
-                              "no latency calls at all, no latency figures)")
-    latency.add_argument("--latency-repetitions", type=_extra_calls(1, MAX_REPETITIONS, DEFAULT_REPETITIONS),
-                         default=DEFAULT_REPETITIONS, metavar="N",
-                         help=f"times the sample is timed (default {DEFAULT_REPETITIONS}; at most {MAX_REPETITIONS})")
-
-
-def _extra_calls(least: int, most: int, default: int) -> Callable[[str], int]:
-    """An argparse type for a count of latency calls: ``least`` to ``most``, saying why past ``most``."""
-    def count(text: str) -> int:
-        try:
-            return whole_number(text, least=least, most=most)
-        except argparse.ArgumentTypeError as exc:
-            why = (": latency calls are extra calls made one at a time before the run, so more only delay it (and the "
-                   "card lists every timed call)" if _above(text, most) else "")
-            raise argparse.ArgumentTypeError(f"{exc}{why} ({default} is the default)") from None
-
-    return count
-
-
 def card_argument(text: str) -> str:
     """A run card (not empty): a run directory stands for the card.json it holds (``mt-eval gate runs/demo``)."""
     card = Path(path_operand(text)) / "card.json"
@@ -263,56 +227,6 @@ def whole_number(text: str, *, least: int = 0, most: int | None = None) -> int:
 def positive_int(text: str) -> int:
     """An argparse type: a whole number of at least 1."""
     return whole_number(text, least=1)
-
-
-def add_scoring_arguments(group: argparse._ArgumentGroup) -> None:
-    """--resamples and --bootstrap: how a run's intervals are drawn (a freeze holds them too)."""
-    group.add_argument("--resamples", type=resample_count, default=1000, metavar="N",
-                       help="bootstrap resamples (default 1000; 10 to 100000)")
-    group.add_argument("--bootstrap", choices=("fast", "upstream"), default="fast",
-                       help="how resamples are drawn: fast (default), or upstream, the upstream harness's draws "
-                            "exactly (its intervals, for comparing with cards it produced; slower)")
-
-
-def resample_count(text: str, *, none: bool = False) -> int:
-    """An argparse type: bootstrap resamples, from `MIN_RESAMPLES` (a 95% interval from fewer means nothing) to
-    `MAX_RESAMPLES` (more move no interval, and scoring takes hours); ``none``: 0 too, for no intervals at all."""
-    from mt_eval.harness.metric_statistics import MAX_RESAMPLES, MIN_RESAMPLES
-
-    if none and text.strip() == "0":
-        return 0
-    try:
-        return whole_number(text, least=MIN_RESAMPLES, most=MAX_RESAMPLES)
-    except argparse.ArgumentTypeError as exc:
-        why = (f": more than {MAX_RESAMPLES} narrow no interval further, while scoring takes hours with nothing to show"
-               if _above(text, MAX_RESAMPLES) else
-               f"{' (or 0: no intervals)' if none else ''}: a 95% interval from fewer resamples means nothing")
-        raise argparse.ArgumentTypeError(f"{exc}{why} (1000 is the default)") from None
-
-
-def _above(text: str, most: int) -> bool:
-    """Whether ``text`` is a whole number past ``most`` (which of a range's two bounds it missed)."""
-    try:
-        return int(text) > most
-    except ValueError:
-        return False
-
-
-def trial_count(text: str) -> int:
-    """An argparse type: approximate randomization trials, 1 to `MAX_TRIALS`."""
-    from mt_eval.harness.paired_tests import MAX_TRIALS
-
-    try:
-        return whole_number(text, least=1, most=MAX_TRIALS)
-    except argparse.ArgumentTypeError as exc:
-        why = (f": more than {MAX_TRIALS} trials move no p-value shown (4 places), while the test takes hours with "
-               "nothing to show" if _above(text, MAX_TRIALS) else "")
-        raise argparse.ArgumentTypeError(f"{exc}{why} (10000 is the default)") from None
-
-
-def resample_count_or_none(text: str) -> int:
-    """`resample_count`, or 0 for no intervals at all."""
-    return resample_count(text, none=True)
 
 
 def non_negative_int(text: str) -> int:

@@ -6,7 +6,8 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from mt_eval.cli.arguments import add_corpus_arguments, card_argument, resample_count, seed_number, trial_count
+from mt_eval.cli.arguments import add_corpus_arguments, card_argument, seed_number
+from mt_eval.cli.measurement_arguments import resample_count, trial_count
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -15,9 +15,9 @@ from mt_eval.cli.arguments import (
     add_seed_argument,
     add_start_timeout_argument,
     positive_float,
-    resample_count_or_none,
     whole_number,
 )
+from mt_eval.cli.measurement_arguments import resample_count_or_none
 from mt_eval.cli.usage_errors import path_operand, plugin_operand
 
 TYPE_CHECKING = False  # see mt_eval/__init__.py

@@ -48,13 +48,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from mt_eval.cli.arguments import (
         add_call_arguments,
         add_corpus_arguments,
-        add_latency_arguments,
         add_model_arguments,
         add_retry_arguments,
-        add_scoring_arguments,
         add_seed_argument,
         pair_argument,
     )
+    from mt_eval.cli.measurement_arguments import add_latency_arguments, add_scoring_arguments
 
     parser.description, parser.epilog = DESCRIPTION, EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter

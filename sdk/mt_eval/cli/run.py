@@ -16,15 +16,14 @@ import sys
 from mt_eval.cli.arguments import (
     add_call_arguments,
     add_corpus_arguments,
-    add_latency_arguments,
     add_model_arguments,
     add_retry_arguments,
     add_run_directory_arguments,
-    add_scoring_arguments,
     add_seed_argument,
     add_start_timeout_argument,
     positive_int,
 )
+from mt_eval.cli.measurement_arguments import add_latency_arguments, add_scoring_arguments
 from mt_eval.cli.usage_errors import named_path, named_plugin
 
 TYPE_CHECKING = False  # see mt_eval/__init__.py

@@ -42,7 +42,8 @@ from mt_eval._version import __version__
 from mt_eval.background_threads import BackgroundThread
 from mt_eval.event_loop import new_event_loop
 from mt_eval.gateway.audit import AuditLog
-from mt_eval.gateway.http import HttpServer, Request, ServerConnection, error_body, logger
+from mt_eval.gateway.http import Request, ServerConnection, error_body, logger
+from mt_eval.gateway.http_server import HttpServer
 from mt_eval.gateway.policy import GatewayPolicy, ModelRoute, unsendable
 from mt_eval.gateway.relay import JSON, Relay, usage_of
 from mt_eval.gateway.upstream import Origin, UpstreamPool, split_url

@@ -13,15 +13,13 @@ import datetime
 import sys
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import msgspec
 
-from mt_eval._version import __version__
 from mt_eval.contamination.run_check import check_for_run
-from mt_eval.corpus.describe import reading_facts
 from mt_eval.corpus.families import FAMILY_FIELDS, family_of, scored_entries
 from mt_eval.corpus.files import naming_part
 from mt_eval.corpus.model import Corpus
@@ -30,25 +28,23 @@ from mt_eval.gold import corpus_gold_fields, method_view
 from mt_eval.guarded_calls import prints_to_stderr
 from mt_eval.harness import outcome as oc
 from mt_eval.harness import runcard as rc
+from mt_eval.harness.card_draft import draft_card, run_scores
 from mt_eval.harness.card_results import embeds_results, log_reference
-from mt_eval.harness.corpus import card_results, read_run_corpus, settle_run_corpus, write_run_outputs
-from mt_eval.harness.environment import environment
+from mt_eval.harness.corpus import read_run_corpus, settle_run_corpus, write_run_outputs
 from mt_eval.harness.execution import Outcome, RunSettings
 from mt_eval.harness.fairness import FairnessError, FairRun
 from mt_eval.harness.fairness import prepare as prepare_fairness
-from mt_eval.harness.latency import Measured, latency_facts
-from mt_eval.harness.logged_results import LoggedResults, ScoredSegments, translated_count
+from mt_eval.harness.latency import Measured
+from mt_eval.harness.logged_results import LoggedResults
 from mt_eval.harness.method_contract import (
     card_file,
     checked_pins,
     merged_card,
-    method_facts,
     ran_rows_in,
     recorded_runtime,
     say_isolated_hooks_do_not_run,
 )
 from mt_eval.harness.metric_settings import METRIC_NAMES
-from mt_eval.harness.metric_statistics import MetricScore
 from mt_eval.harness.request import RunRequest
 from mt_eval.harness.results_log import ResultsLog, logged_ids, repair
 from mt_eval.harness.run_config import run_config
@@ -67,14 +63,12 @@ from mt_eval.harness.run_lock import RunDirectoryHold, refuse_moved
 from mt_eval.harness.run_rules import RunRules
 from mt_eval.harness.run_summary import print_summary
 from mt_eval.harness.running import Around, run_method
-from mt_eval.harness.scoring import STATS_CHUNK, Scores, make_metrics, score_segments
 from mt_eval.loader import LoadedMethod, load_method, runtime_label
 from mt_eval.method_start import StartFailed
 from mt_eval.pins import PinCheck
 from mt_eval.process_memory import large_buffers_mapped
 from mt_eval.progress import RunProgress
 from mt_eval.records import RunConfig, TranslationResult
-from mt_eval.results import totals
 
 
 class RunState(msgspec.Struct, kw_only=True):
@@ -284,13 +278,14 @@ def _run_locked(run: _Run) -> RunReport:
     refusals = {str(e["id"]) for e in entries if family_of(e) == "negative"}  # a control's error is a refusal
     counted = results.excluding(refusals)
     status = oc.status_of(counted)
-    scores = _scores(entries, results, request, manager, state.config.get("target_lang")) if status != "failed" \
+    scores = run_scores(entries, results, request, manager, state.config.get("target_lang")) if status != "failed" \
         else None
     referenced = None  # the card lists its results, or references the log (mt_eval.harness.card_results)
     if not embeds_results(request.embed_results, len(results)):
         referenced = log_reference(log_path, len(results))
-    draft = _build_card(state, loaded, card, run.corpus, run.selection, config, run.settings, outcome.retries_used,
-                        scores, results, request, fair, run.pins, status, recorded_runtime(state, runtime), referenced)
+    draft = draft_card(state, now(), loaded, card, run.corpus, run.selection, config, run.settings,
+                       outcome.retries_used, scores, results, request, fair, run.pins, status,
+                       recorded_runtime(state, runtime), referenced)
     draft.contamination = run.contamination
     draft.failures = oc.failures_of(counted)
     run_card = rc.seal(run.rules.finish_card(draft, entries, results, scored=run.corpus.references))
@@ -332,69 +327,3 @@ def _open_run_directory(out: Path, request: RunRequest, loaded: LoadedMethod, co
                               changes=changes, command="mt-eval run",
                               finished=lambda state: rules.refuse_finished(out, state, selection.entries, request))
 
-
-def _scores(entries: Sequence[dict[str, Any]], results: LoggedResults, request: RunRequest,
-            manager: Any, target_lang: str | None) -> Scores | None:
-    """The metrics over the scored entries (canaries and negative controls are not scored), read a chunk at a time;
-    None when not every entry has a result, the scored entries have no references, or none was translated: each
-    failed or was abstained on (never a chrF++ of 0.00 that looks like a result). Else such an entry scores as empty."""
-    if len(results) != len(entries):
-        return None
-    scored = 0
-    for entry in entries:
-        if family_of(entry) == "scored":
-            if not isinstance(entry.get("reference"), str):
-                return None
-            scored += 1
-    if not scored or all(result is None or result.error is not None or result.abstained
-                         for entry, result in results.aligned() if family_of(entry) == "scored"):
-        return None
-
-    from mt_eval.extensions import extension_scores, metric_scorers
-
-    segments, metrics = ScoredSegments(results, STATS_CHUNK), make_metrics(target_lang)  # (tokenized for it)
-    with prints_to_stderr():  # what an extension's hook or scorer prints is not the run's result
-        scorers = metric_scorers(manager, taken=list(metrics))
-    scores = score_segments(segments, scored, resamples=request.resamples, seed=request.seed,
-                            bootstrap=request.bootstrap, metrics=metrics, also=list(scorers),
-                            stream=None if request.quiet else sys.stderr,  # (what is scored said as it starts)
-                            translated=translated_count(results) if request.bootstrap == "upstream" else None)
-    with prints_to_stderr():
-        scores.metrics += [MetricScore(name=name, score=score, signature=f"extension:{name}") for name, score
-                           in extension_scores(scorers, segments.listed)]
-    return scores
-
-
-def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], corpus: Corpus, selection: Selection,
-                config: RunConfig, settings: RunSettings, retries_used: int, scores: Scores | None,
-                results: LoggedResults, request: RunRequest, fair: FairRun, pins: list[PinCheck], status: rc.Status,
-                runtime: str, referenced: rc.ResultsLogReference | None = None) -> rc.RunCard:
-    from mt_eval.harness.covariates import run_covariates
-    covariates = run_covariates(loaded.manifest, config)
-    usage = totals(results)
-    return rc.RunCard(
-        run_id=state.run_id, started_at=state.started_at, finished_at=now(), sessions=state.sessions,
-        sdk_version=__version__,
-        method=method_facts(loaded, card, runtime=runtime, code_sha256=state.code_sha256,
-                            champollion=request.champollion.record if request.champollion is not None else None),
-        corpus=rc.CorpusFacts(name=corpus.name, path=str(corpus.path), sha256=corpus.sha256,
-                              entries=len(corpus.entries), pair=config.pair, license=corpus.license,
-                              reading=msgspec.convert(reading_facts(corpus), rc.CorpusReading)),
-        covariates=rc.Covariates(model=covariates.model, temperature=config.temperature,
-                                 max_tokens=config.max_tokens, seed=config.seed, batch_size=settings.batch_size,
-                                 concurrency=settings.concurrency, timeout_s=settings.timeout_s,
-                                 retries_per_entry=settings.retries,
-                                 retry_budget=settings.budget_for(len(selection.entries)), retries_used=retries_used,
-                                 tool_permissions=covariates.tool_permissions,
-                                 not_applicable=covariates.not_applicable, params=dict(config.params)),
-        environment=environment(node=loaded.source.runtime == "node"),
-        metrics=scores,
-        latency=latency_facts(state.latency, state.load_s, results),
-        usage=rc.UsageTotals(prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"],
-                             total_tokens=usage["total_tokens"]),
-        errors=sum(r.error is not None for r in results), status=status,
-        results=card_results(corpus, list(results)) if referenced is None else [], results_log=referenced,
-        selection=None if selection.facts is None else msgspec.convert(selection.facts, rc.SelectionFacts),
-        **fair.card_fields(results, complete=len(results) == len(selection.entries)),
-        cached=usage["cached"], normalised=dict(state.normalised), pins=pins,
-    )
