@@ -221,3 +221,13 @@ def test_no_parser_reads_abbreviations():
         for sub in usage_errors.subcommands(parser).values():
             yield from parsers(sub)
     assert all(not each.allow_abbrev for each in parsers(cli.build_parser()))
+
+
+@pytest.mark.parametrize(("words", "argument"), [(["verify", "-"], "CARD"), (["gate", "-"], "CARD"),
+                                                 (["compare", "-", "b.json"], "A.json"), (["publish", "-"], "CARD")])
+def test_a_dash_for_a_run_card_is_a_usage_error_on_every_command_that_reads_cards(capsys, words, argument):
+    """Before, verify, gate and compare looked for a file named - ("cannot read the card: No such file")."""
+    with pytest.raises(SystemExit) as ended:
+        cli.main(words)
+    assert ended.value.code == 2
+    assert f"argument {argument}: run cards are read from files, not standard input" in capsys.readouterr().err

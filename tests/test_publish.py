@@ -328,7 +328,7 @@ def test_next_steps_paste_as_they_are_with_the_runs_policy_and_extensions(tmp_pa
     assert published.returncode == 0, published.stderr
 
 
-def test_a_dash_for_standard_input_is_a_usage_error_that_says_publish_reads_card_files(cards, tmp_path: Path,
+def test_a_dash_for_standard_input_is_a_usage_error_that_says_cards_are_read_from_files(cards, tmp_path: Path,
                                                                                        db: str, capsys, monkeypatch):
     """Before, `mt-eval publish -` looked for a file named - and said "cannot read it: No such file or directory"."""
     monkeypatch.chdir(tmp_path)
@@ -337,8 +337,8 @@ def test_a_dash_for_standard_input_is_a_usage_error_that_says_publish_reads_card
     assert exited.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith("usage: mt-eval publish") and "No such file" not in err
-    assert "argument CARD: publish reads run card files, not standard input: give the card's path (write the card " \
-           "to a file first: mt-eval publish card.json; a file named - is ./-)" in err
+    assert "argument CARD: run cards are read from files, not standard input: give the card's path, or its run " \
+           "directory (write the card to a file first; a file named - is ./-)" in err
     assert not Path(db).exists()
     write_card(cards.card("alpha"), tmp_path / "-")
     assert main(["publish", "./-", "--db", db, "--no-input"]) == 0

@@ -199,7 +199,11 @@ def add_seed_argument(group: argparse._ArgumentGroup) -> None:
 
 
 def card_argument(text: str) -> str:
-    """A run card (not empty): a run directory stands for the card.json it holds (``mt-eval gate runs/demo``)."""
+    """A run card (not empty): a run directory stands for the card.json it holds (``mt-eval gate runs/demo``); ``-``
+    is a usage error (no command reads a card from standard input: it had been said as a file named - not there)."""
+    if text == "-":
+        raise argparse.ArgumentTypeError("run cards are read from files, not standard input: give the card's path, "
+                                         "or its run directory (write the card to a file first; a file named - is ./-)")
     card = Path(path_operand(text)) / "card.json"
     try:
         return str(card) if Path(text).is_dir() and card.is_file() else text

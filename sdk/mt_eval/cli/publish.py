@@ -63,14 +63,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _card_argument(text: str) -> str:
     """A run card (`mt_eval.cli.arguments.card_argument`); a database URL given as one is a usage error that names
-    --db and shows no password (it had been said as a card that cannot be read, password and all), and so is ``-``
-    (publish reads no standard input: it had been said as a file named - that is not there)."""
+    --db and shows no password (it had been said as a card that cannot be read, password and all)."""
     from mt_eval.cli.arguments import card_argument
 
-    if text == "-":
-        raise argparse.ArgumentTypeError("publish reads run card files, not standard input: give the card's path "
-                                         "(write the card to a file first: mt-eval publish card.json; a file named - "
-                                         "is ./-)")
     if ":" in text:
         from mt_eval.leaderboard.address import MISTYPED_SCHEME, hidden
 
