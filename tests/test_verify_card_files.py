@@ -228,3 +228,20 @@ def test_verify_of_a_decision_or_grading_card_names_its_kind_and_what_to_do_inst
     assert "this is a grading card ('grading-card/1') that `mt-eval grade` wrote, not a run card" in said
     assert f"give `mt-eval verify` the run card it grades, {demo_run}\n" in said
 
+
+
+@pytest.mark.parametrize("text", [
+    b'{"a": 1, "a": 2}', b'{"a" : 1, "b": {"a": 2, "a" : 3}}',
+    b'{"t": "\\": \\" :", "t": 1}',  # (a quote inside a text, before a colon: no key, however it is spaced)
+    b'{"k\\\\": 1, "k\\\\" : 2}',  # (a key ending in a backslash)
+])
+def test_a_key_written_twice_is_found_whatever_texts_hold_quotes_and_colons(text: bytes):
+    """The keys written are counted exactly, so no text can make up for a key written twice."""
+    import msgspec
+
+    from mt_eval.harness.card_files import keys_written_twice
+
+    [problem] = keys_written_twice(text, msgspec.json.decode(text), "card.json")
+    assert problem.code == "duplicate-key"
+    once = json.dumps(msgspec.json.decode(text), indent=1).encode()  # (the same keys, each written once)
+    assert keys_written_twice(once, msgspec.json.decode(once), "card.json") == []
