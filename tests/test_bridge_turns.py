@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mt_eval.bridge.method import _without_gold
+from mt_eval.bridge.answers import entries_to_send
 from mt_eval.bridge.slots import Slots
 from mt_eval.child_policy import SoloGate
 from mt_eval.child_process import WRITE_GROUP, ChildProcess
@@ -160,12 +160,12 @@ async def test_work_sent_alone_waits_for_shared_work_and_keeps_new_work_out():
 
 def test_entries_without_gold_are_sent_as_they_are_and_gold_never_leaves():
     plain = [{"id": "1", "source": "a"}, {"id": "2", "source": "b", "domain": "news"}]
-    assert _without_gold(plain) is plain
+    assert entries_to_send(plain) is plain
     with_gold = [{"id": "1", "source": "a"}, {"id": "2", "source": "b", "reference": "B", "references": ["B"]}]
-    sent = _without_gold(with_gold)
+    sent = entries_to_send(with_gold)
     assert sent == [{"id": "1", "source": "a"}, {"id": "2", "source": "b"}]
     assert with_gold[1]["reference"] == "B"  # the caller's entries are left alone
-    assert _without_gold(tuple(plain)) == plain  # type: ignore[arg-type]
+    assert entries_to_send(tuple(plain)) == plain
 
 
 def test_a_guest_checks_a_config_once_and_hands_each_request_a_copy_of_its_own():
