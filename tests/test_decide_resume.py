@@ -8,13 +8,13 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from mt_eval.cli import main
 from test_decide_run import RECORDER, REVERSE, card_of, rows, run, write_corpus
+from test_run_directory_lock import moved_while_running
 from test_run_out_paths import resumes_read_only
 from test_store_file_modes import SETPRIV
 
@@ -201,34 +201,9 @@ def test_a_decision_run_whose_directory_is_moved_or_removed_while_it_runs_is_wri
                 str(corpus), "--out", out, "--batch-size", "1", "--concurrency", "2", "--resamples", "100", "--quiet",
                 *extra]
 
-    decide = subprocess.Popen(command("run"), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True)
-    log, deadline = tmp_path / "run" / "results.jsonl", time.monotonic() + 60
-    while not (log.exists() and log.read_bytes().count(b"\n") >= 4) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    if then == "removed":
-        for path in (tmp_path / "run").iterdir():
-            path.unlink()
-        (tmp_path / "run").rmdir()
-    else:
-        (tmp_path / "run").rename(tmp_path / "moved")
-    if then.endswith("at its path"):
-        (tmp_path / "run").mkdir()
-    _, err = decide.communicate(timeout=120)
-    assert decide.returncode == 1, err
-    if then == "removed":
-        assert err.strip().splitlines()[-1] == (
-            "mt-eval decide: the run directory run was removed while the run was using it, with what it had "
-            "finished: start the run again (a run directory is used by one process at a time, and is not to be "
-            "moved or removed while a run uses it)")
-        assert not (tmp_path / "run").exists()
+    moved = moved_while_running(tmp_path, command, then, prog="mt-eval decide")
+    if moved is None:
         return
-    moved = tmp_path / "moved"
-    assert err.strip().splitlines()[-1] == (
-        f"mt-eval decide: the run directory run was moved to {moved} while the run was using it, so nothing more is "
-        f"written at run: everything it finished is saved in {moved}; finish it there with the same command and "
-        f"--resume --out {moved}")
-    assert not (tmp_path / "run").exists() or list((tmp_path / "run").iterdir()) == []
     assert not (moved / "card.json").exists()
     resumed = subprocess.run(command(str(moved), "--resume"), cwd=tmp_path, capture_output=True, text=True,
                              timeout=120)

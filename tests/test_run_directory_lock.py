@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -96,33 +97,9 @@ def test_a_run_directory_moved_or_removed_while_the_run_uses_it_is_written_nowhe
                 "--pair", "eng>spa", "--out", out, "--batch-size", "1", "--concurrency", "2", "--resamples", "100",
                 "--param", "sleep_s=0.1", "--latency-sample", "0", "--quiet", *LENIENT, *extra]
 
-    run = subprocess.Popen(command("run"), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    log, deadline = tmp_path / "run" / "results.jsonl", time.monotonic() + 60
-    while not (log.exists() and log.read_bytes().count(b"\n") >= 4) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    if then == "removed":
-        for path in (tmp_path / "run").iterdir():
-            path.unlink()
-        (tmp_path / "run").rmdir()
-    else:
-        (tmp_path / "run").rename(tmp_path / "moved")
-    if then.endswith("at its path"):
-        (tmp_path / "run").mkdir()
-    _, err = run.communicate(timeout=120)
-    assert run.returncode == 1, err
-    if then == "removed":
-        assert err.strip().splitlines()[-1] == (
-            "mt-eval run: the run directory run was removed while the run was using it, with what it had finished: "
-            "start the run again (a run directory is used by one process at a time, and is not to be moved or "
-            "removed while a run uses it)")
-        assert not (tmp_path / "run").exists()
+    moved = moved_while_running(tmp_path, command, then, prog="mt-eval run")
+    if moved is None:
         return
-    moved = tmp_path / "moved"
-    assert err.strip().splitlines()[-1] == (
-        f"mt-eval run: the run directory run was moved to {moved} while the run was using it, so nothing more is "
-        f"written at run: everything it finished is saved in {moved}; finish it there with the same command and "
-        f"--resume --out {moved}")
-    assert not (tmp_path / "run").exists() or list((tmp_path / "run").iterdir()) == []
     resumed = subprocess.run(command(str(moved), "--resume"), cwd=tmp_path, capture_output=True, text=True,
                              timeout=120)
     assert resumed.returncode == 0, resumed.stderr
@@ -145,3 +122,37 @@ def test_force_removes_the_card_before_the_log_it_was_scored_from(tmp_path: Path
     monkeypatch.setattr(Path, "unlink", watched)
     assert main(command("run", "--out", "run", "--force")) == 0
     assert ("results.jsonl", False) in seen and ("results.jsonl", True) not in seen, seen
+
+
+def moved_while_running(tmp_path: Path, command: Callable[..., list[str]], then: str, *, prog: str) -> Path | None:
+    """``command("run")`` started in ``tmp_path``, its run directory moved (or removed, ``then``) once 4 results are
+    logged: the run ends with exit 1 saying so, in ``prog``'s words, and writes nothing more at ``run``. Where the
+    directory went (None: removed)."""
+    run = subprocess.Popen(command("run"), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log, deadline = tmp_path / "run" / "results.jsonl", time.monotonic() + 60
+    while not (log.exists() and log.read_bytes().count(b"\n") >= 4) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if then == "removed":
+        for path in (tmp_path / "run").iterdir():
+            path.unlink()
+        (tmp_path / "run").rmdir()
+    else:
+        (tmp_path / "run").rename(tmp_path / "moved")
+    if then.endswith("at its path"):
+        (tmp_path / "run").mkdir()
+    _, err = run.communicate(timeout=120)
+    assert run.returncode == 1, err
+    if then == "removed":
+        assert err.strip().splitlines()[-1] == (
+            f"{prog}: the run directory run was removed while the run was using it, with what it had finished: "
+            "start the run again (a run directory is used by one process at a time, and is not to be moved or "
+            "removed while a run uses it)")
+        assert not (tmp_path / "run").exists()
+        return None
+    moved = tmp_path / "moved"
+    assert err.strip().splitlines()[-1] == (
+        f"{prog}: the run directory run was moved to {moved} while the run was using it, so nothing more is "
+        f"written at run: everything it finished is saved in {moved}; finish it there with the same command and "
+        f"--resume --out {moved}")
+    assert not (tmp_path / "run").exists() or list((tmp_path / "run").iterdir()) == []
+    return moved
