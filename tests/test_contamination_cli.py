@@ -166,7 +166,8 @@ def test_validate_strict_fails_an_unverified_check(tmp_path):
     plugin.mkdir()
     for name in ("method.json", "pipeline.py", "glossary.tsv"):
         (plugin / name).write_bytes((CAREFUL / name).read_bytes())
-    (plugin / "escape").symlink_to(REPO / "examples")
+    (plugin / ".git").mkdir()  # (a link the method never reads: in a plugin proper, the static scan refuses it)
+    (plugin / ".git" / "escape").symlink_to(REPO / "examples")
     assert mt_eval("validate", str(plugin), "--corpus", str(DEMO)).returncode == 0
     strict = mt_eval("validate", "--strict", str(plugin), "--corpus", str(DEMO))
     assert strict.returncode == 1 and "warning:" in strict.stdout and "unverified" in strict.stdout
