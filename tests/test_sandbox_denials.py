@@ -76,11 +76,11 @@ def test_every_refusal_a_stderr_line_holds_is_counted():
         guest = logging.getLogger(GUEST_LOGGER)
         guest.info("%s: %s", "guest-1", "errors: " + str(["PermissionError: [Errno 13] Permission denied: "
                                                             "'/etc/shadow'"] * 12))
-        guest.info("%s: %s", "guest-1", "Error: EACCES: permission denied, open '/root/.netrc'; Error: connect "
-                   "ENETUNREACH 1.1.1.1:443; <urlopen error [Errno 101] Network is unreachable>")
+        guest.info("%s: %s", "guest-1", "Error: EACCES: permission denied, open '/etc/ssl/private/host.key'; "
+                   "Error: connect ENETUNREACH 1.1.1.1:443; <urlopen error [Errno 101] Network is unreachable>")
         guest.info("%s: %s", "guest-2", "Permission denied: '/etc/shadow'")  # (another guest's)
     finally:
         log.stop()
     assert [(a.kind, a.detail, a.count) for a in log.attempts] == [
-        ("file-access", "/etc/shadow", 12), ("file-access", "/root/.netrc", 1),
+        ("file-access", "/etc/shadow", 12), ("file-access", "/etc/ssl/private/host.key", 1),
         ("network", "ENETUNREACH 1.1.1.1:443", 1), ("network", "Network is unreachable", 1)]
