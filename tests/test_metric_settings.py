@@ -30,17 +30,23 @@ ROWS = [("The cat is on the table.", "猫在桌子上。", "猫在桌上。"),
         ("The house is big.", "房子很大。", "这房子很大。")]
 
 
-def test_a_chinese_target_is_scored_as_sacrebleu_scores_it_given_the_language(make_plugin, tmp_path: Path, capsys):
-    table = {str(i): predicted for i, (_, _, predicted) in enumerate(ROWS, start=1)}
+def echoing(make_plugin, corpus: Path, rows: list[tuple[str, str, str]]) -> tuple[Path, Path]:
+    """A plugin answering each entry of ``rows`` (source, reference, predicted) with its prediction, and the corpus
+    of those rows written to ``corpus``."""
+    table = {str(i): predicted for i, (_, _, predicted) in enumerate(rows, start=1)}
     plugin = make_plugin(files={"pipeline.py": f"""
         class EchoMethod:
             async def translate(self, entries, config):
                 table = {table!r}
                 return [{{"id": e["id"], "predicted": table[e["id"]]}} for e in entries]
         """})
-    corpus = tmp_path / "zh.jsonl"
     corpus.write_text("".join(json.dumps({"id": str(i), "source": s, "reference": r}, ensure_ascii=False) + "\n"
-                              for i, (s, r, _) in enumerate(ROWS, start=1)), encoding="utf-8")
+                              for i, (s, r, _) in enumerate(rows, start=1)), encoding="utf-8")
+    return plugin, corpus
+
+
+def test_a_chinese_target_is_scored_as_sacrebleu_scores_it_given_the_language(make_plugin, tmp_path: Path, capsys):
+    plugin, corpus = echoing(make_plugin, tmp_path / "zh.jsonl", ROWS)
     assert main(["run", "--method", str(plugin), "--corpus", str(corpus), "--pair", "eng>zho", "--out",
                  str(tmp_path / "run"), "--latency-sample", "0", "--resamples", "100", "--quiet", *LENIENT]) == 0
     card = json.loads((tmp_path / "run" / "card.json").read_text())
@@ -152,16 +158,7 @@ THAI = [("I like to read books.", "ฉันชอบอ่านหนังส
 def test_a_thai_run_says_bleu_and_ter_say_little_and_chrf_is_the_one_to_read(make_plugin, tmp_path: Path, capsys):
     """Before, a target written without spaces that sacrebleu has no tokenizer for scored BLEU ~0 and TER ~100
     whatever the translation (a sentence is one word to them), and nothing said so."""
-    table = {str(i): predicted for i, (_, _, predicted) in enumerate(THAI, start=1)}
-    plugin = make_plugin(files={"pipeline.py": f"""
-        class EchoMethod:
-            async def translate(self, entries, config):
-                table = {table!r}
-                return [{{"id": e["id"], "predicted": table[e["id"]]}} for e in entries]
-        """})
-    corpus = tmp_path / "th.jsonl"
-    corpus.write_text("".join(json.dumps({"id": str(i), "source": s, "reference": r}, ensure_ascii=False) + "\n"
-                              for i, (s, r, _) in enumerate(THAI, start=1)), encoding="utf-8")
+    plugin, corpus = echoing(make_plugin, tmp_path / "th.jsonl", THAI)
 
     def scored(out: str, *more: str) -> str:
         assert main(["run", "--method", str(plugin), "--corpus", str(corpus), "--pair", "eng>tha", "--out",
