@@ -267,7 +267,7 @@ def test_a_partial_runs_note_counts_its_failed_scored_entries_not_its_failed_can
     assert compare(tmp_path / "a" / "card.json", tmp_path / "mixed" / "card.json", "--allow-diff", "params",
                    "--json") == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["scored"] == {"entries": 30, "failed": {"a": 0, "b": 1}}
+    assert report["scored"] == {"entries": 30, "failed": {"a": 0, "b": 1}, "abstained": {"a": 0, "b": 0}}
 
 
 @pytest.mark.parametrize(("flag", "least", "most"), [("--bootstrap", 10, 100000), ("--trials", 1, 1000000)])

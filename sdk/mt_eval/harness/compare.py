@@ -94,9 +94,14 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
             why = f", e.g. {card.failures[0].message}" if card.failures else ""
             raise CompareError(f"{path} is a failed run: {card_failed_entries(card)}{why}; it has no scores to "
                                "compare: fix what failed and run it again")
+        if card.metrics is None:  # (every scored entry abstained on or failed: never a chrF++ of 0 compared)
+            from mt_eval.harness.gate import unscored_reason
+
+            raise CompareError(f"{path} has no scores to compare: {unscored_reason(card)}; compare a run of the "
+                               "method that translated scored entries")
     if a.corpus.sha256 != b.corpus.sha256:
-        raise CompareError(f"the cards come from different corpora ({a.corpus.name} {a.corpus.sha256[:12]} vs "
-                           f"{b.corpus.name} {b.corpus.sha256[:12]}); paired tests need the same entries")
+        raise CompareError(f"the cards come from different corpora (A: {_corpus(a)}; B: {_corpus(b)}); paired tests "
+                           "need the same entries: run both methods on the same corpus file")
     if a.corpus.pair != b.corpus.pair:
         raise CompareError(f"the cards translate different pairs (A: {a.corpus.pair}; B: {b.corpus.pair}); paired "
                            "tests compare translations into the same language, scored against the same references")
@@ -134,7 +139,8 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
     if not walk.scored:
         raise CompareError("the cards have no scored entries to compare (every entry is a canary or a negative "
                            "control)")
-    metrics, not_computed = _within_reach(both, walk, _metrics_as_scored(a, b))
+    scored_with = _metrics_as_scored(a, b)
+    metrics, not_computed = _within_reach(both, walk, scored_with)
     statistics = _statistics(both, walk, metrics, stage)
     _verify_scores([baseline, candidate], checked, both, statistics, metrics, walk.scored, extensions, stage,
                    not_computed)
@@ -144,11 +150,14 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
     orientation = _orientation(a, b)
     for row in rows:  # (every row has the same keys: whether the outputs are the same, and which way is better)
         row.update(higher_is_better=orientation(row["metric"]), identical=walk.identical)
-    return {"a": str(baseline), "b": str(candidate), "rows": rows,
+    return {"a": str(baseline), "b": str(candidate), "compared": True, "rows": rows,
+            "not_compared": [{"metric": name, "a": not_computed[0].get(name), "b": not_computed[1].get(name)}
+                             for name in scored_with if name not in metrics],
             "allowed_differences": [{"name": d.name, "a": d.a, "b": d.b} for d in differences],
             "outputs": outputs, "latency": latency_comparison(a, b, list(allow_diff)),
             "partial": {side: card.errors for side, card in (("a", a), ("b", b)) if card.status == "partial"},
-            "scored": {"entries": walk.scored, "failed": {"a": walk.failed[0], "b": walk.failed[1]}},
+            "scored": {"entries": walk.scored, "failed": {"a": walk.failed[0], "b": walk.failed[1]},
+                       "abstained": {"a": walk.abstained[0], "b": walk.abstained[1]}},
             "methods": {"a": _method(a), "b": _method(b)}}
 
 
@@ -165,14 +174,15 @@ def in_corpus_order(results: Sequence[Any], entries: Sequence[dict[str, Any]]) -
 
 class _Walk:
     """One pass over both cards' results in corpus order (`both`), noting what the tests need on the way: how
-    many entries are scored, whether the two runs' hypotheses are the same on every one, and each card's scored
-    entries without a result (how many, and the first)."""
+    many entries are scored, whether the two runs' hypotheses are the same on every one, each card's scored
+    entries without a result (how many, and the first), and those it failed or abstained on."""
 
     def __init__(self) -> None:
         self.scored = 0
         self.identical = True
         self.missing: list[tuple[int, Any]] = [(0, None), (0, None)]
         self.failed = [0, 0]  # each card's scored entries that failed (scored as empty translations)
+        self.abstained = [0, 0]  # ... and those it abstained on (scored so too)
 
     def both(self, a: InOrder, b: InOrder) -> Iterator[tuple[Mapping[str, Any], Any, Any]]:
         from mt_eval.corpus.families import family_of
@@ -185,6 +195,8 @@ class _Walk:
                         self.missing[side] = _counted(self.missing[side], entry["id"])
                     elif result.error is not None:
                         self.failed[side] += 1
+                    elif result.abstained:
+                        self.abstained[side] += 1
                 if self.identical and _hypothesis(in_a) != _hypothesis(in_b):
                     self.identical = False
             yield entry, in_a, in_b
@@ -205,6 +217,10 @@ def _hypothesis(result: Any) -> str | None:
 
 def _method(card: RunCard) -> dict[str, Any]:
     return {"method_id": card.method.method_id, "code_sha256": card.method.code_sha256, "run_id": card.run_id}
+
+
+def _corpus(card: RunCard) -> str:
+    return f"{card.corpus.name}, {card.corpus.path}, sha256 {card.corpus.sha256[:12]}…"
 
 
 def _part(card: RunCard) -> str:

@@ -25,13 +25,18 @@ def render(report: dict[str, Any]) -> str:
         first = report["rows"][0]
         lines.append(f"(scored entries only; intervals from {first['bootstrap_resamples']} case-level bootstrap "
                      f"resamples, seed {first['seed']})")
+    lines += [_not_compared(left) for left in report.get("not_compared", [])]
+    scored = report["scored"]
     for side in report.get("partial", {}):  # (its scored entries that failed: a canary's failure is not scored)
-        scored = report["scored"]
         failed = scored["failed"][side]
         lines.append(f"note: {side.upper()} is a partial run: "
                      + (f"{failed} of its {scored['entries']} scored entries failed, each scored as an empty "
                         "translation" if failed else "none of its scored entries failed (its failed entries are "
                                                      "canaries or negative controls, which are not scored)"))
+    for side, count in scored.get("abstained", {}).items():  # (scored as empty translations too, as the run says)
+        if count:
+            lines.append(f"note: {side.upper()} abstained on {count} of its {scored['entries']} scored entries, each "
+                         "scored as an empty translation")
     lines += ["", _outputs(report["outputs"])]
     allowed = report["allowed_differences"]
     if allowed:
@@ -41,6 +46,14 @@ def render(report: dict[str, Any]) -> str:
         lines.append("covariates: the same in both cards")
     lines.append(_latency(report["latency"]))
     return "\n".join(lines)
+
+
+def _not_compared(left: dict[str, Any]) -> str:
+    """A metric left out of the comparison, with why (TER not computed on one run's outputs, or both)."""
+    whys = [(side.upper(), left[side]) for side in ("a", "b") if left[side]]
+    if len(whys) == 2 and whys[0][1] == whys[1][1]:
+        whys = [("A's and B", whys[0][1])]
+    return f"{left['metric']}: not compared: " + "; ".join(f"{side}'s outputs: {why}" for side, why in whys)
 
 
 def _better(row: dict[str, Any]) -> str:
