@@ -28,11 +28,13 @@ examples (after nox -s demo, or mt-eval run --demo --out runs/demo):
   mt-eval gate runs/demo/card.json --json
 
 A policy file names only what it changes, e.g. {"min_scored": 200, "max_abstention_rate": 0.05};
-its fields: min_canaries, min_canary_pass_rate, min_negatives, max_negative_violation_rate, min_scored,
-max_abstention_rate (null: no limit), required_covariates (model, temperature, tool_permissions,
-environment, retry_budget). Rates are fractions (0.95 means 95%).
+its fields: name, description, min_canaries, min_canary_pass_rate, min_negatives,
+max_negative_violation_rate, min_scored, max_abstention_rate (null: no limit), required_covariates (model,
+temperature, tool_permissions, environment, retry_budget), contamination (not-contaminated, verified-clean
+or off). Rates are fractions (0.95 means 95%).
 
-exit status: 0 every card passes, 1 a card fails the gate (or does not verify), 2 the policy is not valid"""
+exit status: 0 every card passes, 1 a card fails the gate (or does not verify, or cannot be read), 2 the
+policy cannot be read or is not valid, or a usage error"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -100,8 +102,9 @@ def judge(path: Path, resolved: Any, *, corpus: Any = None, extensions: list[str
         problems = [p.render() for p in verification.errors] or ["it is not a run card"]
         check = GateCheck(rule="verified", passed=False, figure="cannot be read as a run card",
                           threshold="the card re-verifies", details=problems)
-        return {"card": str(path), "passed": False, "policy": resolved.policy.name, "headline": None,
-                "checks": [msgspec.to_builtins(check)], "failures": [f"verified: {problems[0]}"], "recorded": None}
+        return {"card": str(path), "passed": False, "policy": resolved.policy.name, "policy_sha256": resolved.sha256,
+                "headline": None, "checks": [msgspec.to_builtins(check)], "failures": [f"verified: {problems[0]}"],
+                "recorded": None}  # (the keys of every verdict: a reader of --json finds each)
     gate = apply_gate(card, resolved, data=verification.data, verification=verification)
     recorded = None if card.gate is None else {"passed": card.gate.passed, "policy": card.gate.policy}
     return {"card": str(path), "passed": gate.passed, "policy": gate.policy, "policy_sha256": gate.policy_sha256,
