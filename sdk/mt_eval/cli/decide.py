@@ -70,8 +70,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     how = run.add_argument_group("how to run")
     add_call_arguments(how, "row", "rows")
     add_start_timeout_argument(how, "a method run as a guest (a Node entry, a command, a Python entry with --isolate)")
-    how.add_argument("--tolerance", type=positive_float, default=1e-3, metavar="T",
-                     help="how far from 1 a distribution may sum (default 0.001); never renormalised")
+    how.add_argument("--tolerance", type=sum_tolerance, default=1e-3, metavar="T",
+                     help="how far from 1 a distribution may sum (default 0.001; below 1); never renormalised")
     scoring = run.add_argument_group("scoring")
     scoring_arguments(scoring)
     model = run.add_argument_group("passed to the method (its config)")
@@ -110,6 +110,16 @@ def language_argument(text: str) -> str:
         return language_code(text)
     except PairError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def sum_tolerance(text: str) -> float:
+    """An argparse type: how far from 1 a distribution may sum, above 0 and below 1 (at 1, probabilities that are
+    all 0 would be taken, and scored, as an answer)."""
+    value = positive_float(text)
+    if value >= 1:
+        raise argparse.ArgumentTypeError(f"must be below 1, got {text}: at 1 or more, probabilities that are all 0 "
+                                         "would pass as a distribution (the default is 0.001)")
+    return value
 
 
 MAX_ECE_BINS = 1000  # (more bins than that leave each nearly empty, and the bootstrap holds resamples × bins)
@@ -223,8 +233,9 @@ def _check(args: argparse.Namespace) -> int:
             sys.stdout.write(json_text(unread))  # (U+202E of the corpus's name as \u202e)
         raise
     check = run_self_check(corpus, args.ece_bins)
-    if args.json:
-        sys.stdout.write(json_text(check))
+    if args.json:  # (the corpus named and said readable, as the report of one that cannot be read says it)
+        report = {"passed": check.passed, "corpus": str(args.corpus), "readable": True, **msgspec.to_builtins(check)}
+        sys.stdout.write(json_text(report))
     else:
         print(describe_self_check(check))
     return 0 if check.passed else 1

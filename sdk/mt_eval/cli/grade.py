@@ -11,10 +11,9 @@ from mt_eval.cli.arguments import (
     add_call_arguments,
     add_model_arguments,
     add_start_timeout_argument,
-    positive_float,
     seed_number,
 )
-from mt_eval.cli.decide import scoring_arguments
+from mt_eval.cli.decide import scoring_arguments, sum_tolerance
 from mt_eval.cli.usage_errors import named_path, named_plugin, path_operand
 
 PROG = "mt-eval grade"
@@ -70,8 +69,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a filled sheet, .csv or .jsonl (import; repeatable: answers are averaged per item)")
     how = parser.add_argument_group("how the grader runs")
     add_call_arguments(how, "item", "items")
-    how.add_argument("--tolerance", type=positive_float, default=1e-3, metavar="T",
-                     help="how far from 1 a distribution may sum (default 0.001)")
+    how.add_argument("--tolerance", type=sum_tolerance, default=1e-3, metavar="T",
+                     help="how far from 1 a distribution may sum (default 0.001; below 1)")
     how.add_argument("--isolate", action="store_true", help="run a Python grader in its own process")
     add_start_timeout_argument(how, "a grader run as a guest (a Node entry, a command, a Python entry with --isolate)")
     add_model_arguments(how)
@@ -89,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
     from mt_eval.errors import UsageError
 
     words = list(args.words)
+    if words in (["export"], ["import"]) and not Path(words[0]).is_file():  # (else "grade needs --grader DIR")
+        raise UsageError(f"{words[0]} needs the run card: `mt-eval grade {_USAGE[words[0]]}`")
     mode = words.pop(0) if words[0] in ("export", "import") and len(words) > 1 else "grade"
     if len(words) != 1:
         raise UsageError("give one run card: `mt-eval grade CARD --grader DIR`, `mt-eval grade export CARD --out "
@@ -129,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
     return _nothing_graded(path) if mode != "import" else 0  # (a sheet may come back with nothing graded yet)
 
 
+_USAGE = {"export": "export CARD --out DIR", "import": "import CARD --key KEY --sheet FILE"}
 _COMMAND = {"grade": "grade CARD --grader DIR", "export": "grade export", "import": "grade import"}
 # Options a mode would otherwise drop without a word, and why (a mode's own are in its `--help` line).
 _UNUSED: dict[str, tuple[tuple[tuple[str, str], ...], str]] = {

@@ -46,8 +46,13 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def distribution_problem(question: Question, probabilities: Any, tolerance: float = DEFAULT_TOLERANCE) -> str | None:
-    """Why ``probabilities`` is not a distribution over the question's options (None when it is)."""
+RETURN_ONE = "they are never renormalised; return a distribution that sums to 1"  # (a method's answer)
+
+
+def distribution_problem(question: Question, probabilities: Any, tolerance: float = DEFAULT_TOLERANCE, *,
+                         sum_fix: str = RETURN_ONE) -> str | None:
+    """Why ``probabilities`` is not a distribution over the question's options (None when it is); ``sum_fix``
+    says how to mend one that does not sum to 1."""
     options = question.option_names
     if not isinstance(probabilities, Mapping):
         return 'probabilities must be an object {"option": probability, ...}'
@@ -65,8 +70,7 @@ def distribution_problem(question: Question, probabilities: Any, tolerance: floa
     if abs(total - 1) > tolerance:
         rounded = number_text(total)  # (exact only where the rounded sum would read as within the tolerance)
         said = exact_text(total) if abs(float(rounded) - 1) <= tolerance else rounded
-        return (f"probabilities sum to {said}, not 1 (within {exact_text(tolerance)}): "
-                "they are never renormalised; return a distribution that sums to 1")
+        return f"probabilities sum to {said}, not 1 (within {exact_text(tolerance)}): {sum_fix}"
     return None
 
 

@@ -20,6 +20,7 @@ import msgspec
 from mt_eval.corpus.files import stream_name
 from mt_eval.decisions.answers import DEFAULT_TOLERANCE, distribution_problem
 from mt_eval.decisions.records import DecisionCase, Question, number_text
+from mt_eval.json_input import other_encoding
 from mt_eval.problems import Problem, ProblemsError
 from mt_eval.strict import decode_value, parse_json
 
@@ -64,7 +65,8 @@ def gold_distribution(question: Question, answer: Any, tolerance: float = DEFAUL
             return None, f'{called} "{answer}" is not an option of this question (the options are {shown})'
         return [1.0 if option == answer else 0.0 for option in options], None
     if isinstance(answer, dict):
-        problem = distribution_problem(question, answer, tolerance)
+        problem = distribution_problem(question, answer, tolerance, sum_fix="write shares that sum to 1 (shares "
+                                       "rounded to 0.3333 are read as thirds)")
         if problem is not None:
             return None, f"{called} distribution: {problem}"
         values = [float(answer[option]) for option in options]
@@ -177,7 +179,10 @@ _encode = msgspec.json.Encoder().encode
 def _items(path: Path, raw: bytes, meta: dict[str, Any]) -> tuple[list[tuple[str, Any]], list[Problem]]:
     """The rows of the file, each with where it is (``file:line`` for JSONL, ``file $.rows[i]`` for JSON)."""
     start = raw.removeprefix(b"\xef\xbb\xbf").lstrip()  # (a byte-order mark is no JSON: read past it)
-    if path.suffix.lower() == ".jsonl" or (not start.startswith((b"[", b"{")) or _looks_like_jsonl(raw)):
+    if (encoding := other_encoding(raw, str(path))) is not None:  # (once for the file, not once a line)
+        return [], [encoding]
+    if (path.suffix.lower() == ".jsonl" and not _one_document(start)) or (
+            not start.startswith((b"[", b"{")) or _looks_like_jsonl(raw)):
         items: list[tuple[str, Any]] = []
         problems: list[Problem] = []
         for number, line in enumerate(raw.split(b"\n"), start=1):
@@ -208,6 +213,22 @@ def _items(path: Path, raw: bytes, meta: dict[str, Any]) -> tuple[list[tuple[str
         return [(f"{path} $[{i}]", row) for i, row in enumerate(data)], problems
     return [], [*problems, Problem(file=str(path), path="$", message="expected rows: JSONL, a JSON array, or an "
                                    'object with "rows"', code="type")]
+
+
+def _one_document(start: bytes) -> bool:
+    """A .jsonl file that holds one JSON array or object written over several lines (indented, as JSON is
+    written to be read), not a line a row: read as the JSON it is, not refused a line at a time."""
+    first = start.split(b"\n", 1)[0]
+    if not start.startswith((b"[", b"{")) or first.strip() == start.strip():
+        return False
+    try:
+        msgspec.json.decode(first)
+    except msgspec.DecodeError:
+        try:
+            return isinstance(msgspec.json.decode(start), list | dict)
+        except msgspec.DecodeError:
+            return False
+    return False
 
 
 def _looks_like_jsonl(raw: bytes) -> bool:

@@ -18,9 +18,10 @@ import msgspec
 from mt_eval.decisions import grading_card as gc
 from mt_eval.decisions.blinding import GradingError
 from mt_eval.decisions.corpus import gold_distribution
+from mt_eval.decisions.json_lines import read_line
 from mt_eval.decisions.metrics import Judged, score_decisions
 from mt_eval.decisions.rubric import Rubric
-from mt_eval.json_input import not_utf8, too_many_digits
+from mt_eval.json_input import not_utf8
 
 
 def read_labels(path: str | Path, rubric: Rubric, run_content_sha256: str | None = None
@@ -76,22 +77,24 @@ def read_labels(path: str | Path, rubric: Rubric, run_content_sha256: str | None
         if not line.strip():
             continue
         where = f"{path}:{number}"
-        try:
-            item = json.loads(line)
-        except ValueError as exc:
-            problems.append(f"{where}: {too_many_digits(exc) or f'not JSON: {exc}'}")
-            continue
-        except RecursionError:
-            problems.append(f'{where}: arrays and objects nested too deep to read: write each label as {{"id": '
-                            'ENTRY_ID, "label": LEVEL}')
+        item, unread = read_line(line, where, 'write each label as {"id": ENTRY_ID, "label": LEVEL}')
+        if unread is not None:
+            problems.append(unread)
             continue
         if not isinstance(item, dict) or not _entry_id(item.get("id")):
             problems.append(f'{where}: expected {{"id": ENTRY_ID, "label": LEVEL}} or {{"id", "distribution"}}, '
                             "ENTRY_ID an entry's id as the corpus writes it (a string or an integer)")
             continue
         item["id"] = str(item["id"])  # (an integer id is the corpus's, as grading compares ids: as text)
-        answer: Any = item.get("distribution", item.get("label"))
-        distribution, problem = gold_distribution(question, answer)
+        given = [key for key in ("label", "distribution") if key in item]
+        if len(given) != 1:  # (both: one would be dropped unsaid; neither: a key misspelled, say which)
+            keys = ", ".join(json.dumps(key, ensure_ascii=False) for key in item)
+            said = 'both "label" and "distribution": give one of them' if given else \
+                f'no "label" or "distribution" (the line has {keys}): give the level as "label", or people\'s ' \
+                'shares of the levels as "distribution"'
+            problems.append(f'{where} (entry "{item["id"]}"): {said}')
+            continue
+        distribution, problem = gold_distribution(question, item[given[0]])
         if problem is not None:
             problems.append(f'{where} (entry "{item["id"]}", question "{rubric.name}"): {problem}')
         elif item["id"] in labels:

@@ -29,11 +29,12 @@ from mt_eval.decisions.answers import check_answer
 from mt_eval.decisions.blinding import Blinded, GradingError, blind
 from mt_eval.decisions.corpus import gold_distribution
 from mt_eval.decisions.grading import choose_seed, finish, load_run
+from mt_eval.decisions.json_lines import read_line
 from mt_eval.decisions.records import DecisionResult, Question, finite, number_text
 from mt_eval.decisions.request import GradeRequest
 from mt_eval.decisions.rubric import SHEET_COLUMNS, Rubric, read_rubric, rubric_sha256, rubric_text
 from mt_eval.harness.session import now
-from mt_eval.json_input import not_utf8, too_many_digits
+from mt_eval.json_input import not_utf8
 
 KEY_VERSION = "grading-key/1"
 EXPORTED = ("sheet.csv", "sheet.jsonl", "rubric.md", "key.json")  # what an export writes
@@ -167,6 +168,7 @@ def _answers_in(path: Path, data: bytes, question: Question, name: str, items: d
                     "it with the key.json exported beside it (a reference column a grader removed or emptied: put "
                     "it back)"]
     found: dict[str, list[float]] = {}
+    answered_at: dict[str, str] = {}  # item → the line that answered it first
     strangers: list[str] = []
     for where, item, answer, shown in rows:
         item = item.strip() if isinstance(item, str) else item
@@ -185,10 +187,11 @@ def _answers_in(path: Path, data: bytes, question: Question, name: str, items: d
         if problem is not None:
             problems.append(f'{where}: row {item}, question "{name}": {problem}')
         elif item in found:
-            problems.append(f"{where}: row {item} is answered twice in this sheet")
+            problems.append(f"{where}: row {item} is answered twice in this sheet (first on line {answered_at[item]}): "
+                            "keep one of the two rows")
         else:
             assert distribution is not None
-            found[item] = distribution
+            found[item], answered_at[item] = distribution, where.rpartition(":")[2]
     if strangers:
         more = f" (and {len(strangers) - 1} more rows)" if len(strangers) > 1 else ""
         problems.append(f"{strangers[0]}{more}: this sheet comes from another export (another card, seed, rubric or "
@@ -204,7 +207,8 @@ def _csv_rows(path: Path, text: str, name: str) -> tuple[list[Row], list[str]]:
     """The rows of a CSV sheet, read strictly: a quote opened in a cell and never closed would otherwise take
     the following lines into that cell, and their answers would be lost without a word."""
     delimiter = _delimiter(text, name)
-    reader = csv.reader(io.StringIO(text), strict=True, delimiter=delimiter)
+    # (newline="": the reader ends a row at a CR too, as the CSV a Mac spreadsheet saves has only CRs)
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True, delimiter=delimiter)
     rows: list[Row] = []
     problems: list[str] = []
     start = 1
@@ -240,7 +244,7 @@ def _csv_rows(path: Path, text: str, name: str) -> tuple[list[Row], list[str]]:
 def _delimiter(text: str, name: str) -> str:
     """The sheet's delimiter: the comma `mt-eval grade export` writes, else the semicolon or TAB a spreadsheet saves
     with in many locales, when its header names the columns with it."""
-    first = text.partition("\n")[0]
+    first = re.split(r"\r\n?|\n", text, maxsplit=1)[0]
     for delimiter in (",", ";", "\t"):
         header = _column_names(next(csv.reader([first], delimiter=delimiter), []), name)
         if "item" in header and name in header:
@@ -268,24 +272,28 @@ def _jsonl_rows(path: Path, text: str) -> tuple[list[Row], list[str]]:
     """The rows of a JSONL sheet: the answer is under "answer"; what a row shows, its "state" and its "question"."""
     rows: list[Row] = []
     problems: list[str] = []
+    keyless: list[tuple[int, dict[str, Any]]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except ValueError as exc:
-            problems.append(f"{path}:{number}: {too_many_digits(exc) or f'not JSON: {exc}'}")
-            continue
-        except RecursionError:
-            problems.append(f'{path}:{number}: arrays and objects nested too deep to read: a sheet\'s line is '
-                            '{"item", "answer", ...}')
+        record, problem = read_line(line, f"{path}:{number}", 'a sheet\'s line is {"item", "answer", ...}')
+        if problem is not None:
+            problems.append(problem)
             continue
         if not isinstance(record, dict):
             problems.append(f'{path}:{number}: expected {{"item", "answer", ...}}')
             continue
+        if "answer" not in record:  # (the export writes one on every line: a key renamed would lose every answer)
+            keyless.append((number, record))
+            continue
         state = record.get("state")
         rows.append((f"{path}:{number}", record.get("item"), record.get("answer"),
                      {**(state if isinstance(state, dict) else {}), "question": record.get("question")}))
+    if keyless:
+        (number, record), more = keyless[0], f" (and {len(keyless) - 1} more lines)" if len(keyless) > 1 else ""
+        keys = ", ".join(json.dumps(key, ensure_ascii=False) for key in record) or "no key"
+        problems.append(f'{path}:{number}: no "answer" on this line (it has {keys}){more}: write each answer under '
+                        '"answer", as the export named it (null or "" leaves the item unanswered)')
     if not rows and problems and text.lstrip().startswith(("item,", "item\t", "item;")):
         return [], [f"{path}: a table, not JSONL: a sheet is read as CSV only when its name ends in .csv (rename it "
                     "to .csv)"]
@@ -329,7 +337,8 @@ def import_sheets(request: GradeRequest) -> Path:
     card, raw, entries = load_run(request)
     if key.card_content_sha256 != card.content_sha256:
         raise GradingError(f"{request.key} was written for run {key.run_id}, not for {request.card} (run "
-                           f"{card.run_id})")
+                           f"{card.run_id}): import with the key.json exported beside the sheets, and the run card "
+                           "they were exported from")
     rubric = key.rubric
     from mt_eval.decisions.grading import grading_out
 
