@@ -31,8 +31,9 @@ examples:
   mt-eval grade export runs/demo/card.json --out runs/demo/sheets --format both
   mt-eval grade import runs/demo/card.json --key runs/demo/sheets/key.json --sheet runs/demo/sheets/sheet.csv
 
-exit status: 0 the grading card (or the sheets) written; 1 cannot grade; 4 no entry graded (its card written,
-with the reasons); 130 interrupted (no grading card is written)
+exit status: 0 the grading card (or the sheets) written; 1 cannot grade; 4 no entry graded: the grader failed on
+each, or every translation had failed (its card written, with the reasons; an import of sheets not answered yet is
+0, its card saying so); 130 interrupted (no grading card is written)
 """
 
 
