@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,9 @@ from mt_eval.dependency_classes import CLASS_MEANING, Derivation
 from mt_eval.loader import PluginSource, build_method, method_card_of, read_plugin, register_hooks
 from mt_eval.problems import Problem
 from mt_eval.scan import ScanReport
+
+PYTHON_UNPARSEABLE = "Python the scan cannot parse"  # (how `mt_eval.scan` words a Python file it cannot parse)
+PYTHON_SYNTAX_ERROR = re.compile(r"\bSyntaxError: .*\((?P<file>[^()]+):\d+\)$")  # (an import's, as the loader says it)
 
 
 class PluginReport(msgspec.Struct, kw_only=True):
@@ -89,11 +93,12 @@ def validate_plugin(path: str | Path, *, run_code: bool = True, scan: bool = Tru
             if _file_errors(source, problems):  # a guest refuses to start on them: they are the whole story
                 return report
         report.import_sandbox, found = sandboxed_import(source, timeout_s=timeout_s, start_timeout_s=start_timeout_s)
-        _drop_what_node_located(problems, found)
+        _drop_what_the_runtime_located(problems, found, source.directory)
         problems.extend(p for p in found if p not in problems)
         return report
     if run_code and source.runtime == "python" and not any(p.path == "$.entry_point" for p in problems):
         method, module, more = _built(source, start_timeout_s)
+        _drop_what_the_runtime_located(problems, more, source.directory)
         problems.extend(more)
         if module is not None:
             problems.extend(register_hooks(module, source.method_id, make_plugin_manager()))
@@ -103,7 +108,7 @@ def validate_plugin(path: str | Path, *, run_code: bool = True, scan: bool = Tru
         from mt_eval.validate.entry_points import check_entry_points
 
         found = check_entry_points(source, method, timeout_s=timeout_s, start_timeout_s=start_timeout_s)
-        _drop_what_node_located(problems, found)
+        _drop_what_the_runtime_located(problems, found, source.directory)
         seen = {(p.file, p.severity) for p in problems}  # (a problem said already is not repeated)
         problems.extend(p for p in found if (p.file, p.severity) not in seen)
     return report
@@ -136,15 +141,18 @@ def _built(source: PluginSource, start_timeout_s: float) -> tuple[object | None,
                                   message=f"{said}{where}", hint=SLOW_START.format(what=what))]
 
 
-def _drop_what_node_located(problems: list[Problem], started: list[Problem]) -> None:
-    """Remove the scan's "cannot parse" of each JavaScript file Node could not load for its syntax: one error, at
-    Node's line and in its words (tree-sitter recovers differently, and may name an earlier line)."""
+def _drop_what_the_runtime_located(problems: list[Problem], started: list[Problem], directory: Path) -> None:
+    """Remove the scan's "cannot parse" of each file the runtime could not load for its syntax: one error per syntax
+    error, in the runtime's words — Node's at its line (tree-sitter recovers differently, and may name an earlier
+    line), Python's import naming ``(FILE:LINE)`` with the command that shows the whole traceback."""
     from mt_eval.scan.javascript_code import UNPARSEABLE
 
     located = {p.file.rpartition(":")[0] for p in started
                if p.code == "entry-point" and p.message.startswith("SyntaxError")}
-    problems[:] = [p for p in problems if not (p.code == "unscannable" and p.message.startswith(UNPARSEABLE)
-                                               and p.file.rpartition(":")[0] in located)]
+    located |= {str(directory / found["file"]) for p in started
+                if p.code == "entry-point" and (found := PYTHON_SYNTAX_ERROR.search(p.message))}
+    problems[:] = [p for p in problems if not (p.code == "unscannable" and p.message.startswith(
+        (UNPARSEABLE, PYTHON_UNPARSEABLE)) and p.file.rpartition(":")[0] in located)]
 
 
 def _file_errors(source: PluginSource, problems: list[Problem]) -> bool:

@@ -9,8 +9,10 @@ like any other).
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -83,13 +85,21 @@ def _python_import(source: PluginSource, sandbox: object, timeout_s: float, star
         return [Problem(file=source.manifest_file, path="$.entry_point", code="entry-point",
                         message=f"importing the entry point in the sandbox failed (exit {done.returncode}): {tail}",
                         hint="run `mt-eval validate --no-sandbox` on a copy you trust to see the full error")]
-    shown = str(source.directory)
     for line in done.stderr.decode("utf-8", "replace").splitlines():  # (what was done so the import went on)
         if line.startswith("mt-eval: warning: "):
-            print(line.replace(inside, shown), file=sys.stderr, flush=True)
-    return [msgspec.structs.replace(p, file=p.file.replace(inside, shown, 1), message=p.message.replace(inside, shown),
-                                    hint=_confined(p))
+            print(as_given(line, inside, source.directory), file=sys.stderr, flush=True)
+    return [msgspec.structs.replace(p, file=as_given(p.file, inside, source.directory),
+                                    message=as_given(p.message, inside, source.directory),
+                                    hint=as_given(hint, inside, source.directory) if (hint := _confined(p)) else hint)
             for p in report.problems]
+
+
+def as_given(text: str, inside: str, directory: Path) -> str:
+    """``text`` with the plugin's absolute path ``inside`` written as the host names the plugin (``directory``), so
+    the sandbox's ``/abs/plugin/method.json`` is the host's own ``method.json`` for ``mt-eval validate .`` (the
+    same problem found on both sides is then said once)."""
+    return text.replace(inside + os.sep, "" if str(directory) == "." else str(directory) + os.sep).replace(
+        inside, str(directory))
 
 
 def _confined(problem: Problem) -> str | None:
