@@ -100,7 +100,8 @@ def test_an_existing_directory_is_refused_unless_forced(tmp_path, capsys):
     file = tmp_path / "a-file"
     file.write_text("x", encoding="utf-8")
     assert new(str(file), "--no-input", "--force") == 2
-    assert "is not a directory" in capsys.readouterr().err
+    assert capsys.readouterr().err == (f"mt-eval new: {file} exists and is not a directory: name a new directory "
+                                       "for the plugin, or move that file away\n")
 
 
 def test_an_empty_existing_directory_is_used_and_missing_parents_are_made(tmp_path):

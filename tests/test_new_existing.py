@@ -115,6 +115,18 @@ def test_force_into_a_directory_that_cannot_be_written_is_refused_before_anythin
     assert snapshot(Path("mine")) == before
 
 
+def test_new_dot_in_a_directory_that_cannot_be_written_says_so_of_that_directory(tmp_path, monkeypatch, capsys):
+    """`mt-eval new .` was told that "." "cannot be created", of the directory it is in."""
+    (tmp_path / "mine").mkdir()
+    monkeypatch.chdir(tmp_path / "mine")
+    with unwritable(tmp_path / "mine"):
+        assert new(".", "--no-input") == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"mt-eval new: {tmp_path / 'mine'} cannot be written: ") and err.endswith(
+        "; make it writable, or choose another directory; nothing was written\n"), err
+    assert list((tmp_path / "mine").iterdir()) == []
+
+
 def test_a_write_that_fails_part_way_says_what_was_written_and_loses_nothing(tmp_path, monkeypatch, capsys):
     """A disk that fills while the plugin is copied over the old one (simulated: the third copy fails)."""
     monkeypatch.chdir(tmp_path)

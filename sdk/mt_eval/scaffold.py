@@ -228,6 +228,9 @@ def new_plugin(directory: Path | None, *, settings: Sequence[str] = (), answers_
     try:
         staging = Path(tempfile.mkdtemp(prefix=".mt-eval-new-", dir=existing))
     except OSError as exc:  # read-only, not ours, a file system that takes no directories (/proc)
+        if destination is not None and destination.absolute() == existing:  # (`mt-eval new .`: it is there)
+            return fail(f"{existing} cannot be written: {exc.strerror or exc}; make it writable, or choose another "
+                        "directory; nothing was written", 1)
         return fail(f"{destination or 'the plugin'} cannot be created in {existing}: {exc.strerror or exc}; "
                     "choose a directory you can write in", 1)
     try:

@@ -16,7 +16,8 @@ def occupied(directory: Path, *, force: bool) -> str | None:
         if problem := broken_link(directory):
             return problem
         if directory.exists() and not directory.is_dir():
-            return f"{directory} exists and is not a directory"
+            return (f"{directory} exists and is not a directory: name a new directory for the plugin, or move "
+                    "that file away")
         if not force and directory.is_dir() and any(directory.iterdir()):
             return f"{directory} already exists: choose a new directory, or add --force to write into it"
         above = next(p for p in directory.absolute().parents if p.exists())
