@@ -24,11 +24,12 @@ API_KEY_VARIABLE = "MT_EVAL_LLM_API_KEY"
 def config_problem(config: Any) -> str | None:
     """Why this configuration cannot run (None when it can)."""
     if not config.base_url:
-        return 'config.base_url is not set: give the OpenAI-compatible endpoint, e.g. "http://127.0.0.1:8000/v1"'
+        return ("config.base_url is not set: give the OpenAI-compatible endpoint, e.g. mt-eval run --base-url "
+                "http://127.0.0.1:8000/v1")
     if not config.base_url.startswith(("http://", "https://")):
         return f'config.base_url "{config.base_url}" is not an http:// or https:// address'
     if not config.model:
-        return "config.model is not set: give the name of a model the endpoint serves"
+        return "config.model is not set: give the name of a model the endpoint serves, e.g. mt-eval run --model NAME"
     return None
 
 

@@ -18,12 +18,15 @@ const PROMPT = readFileSync(new URL('./prompt.txt', import.meta.url), 'utf8').tr
 /** Why this configuration cannot run (null when it can). */
 export function configProblem(config) {
   if (!config.base_url) {
-    return 'config.base_url is not set: give the OpenAI-compatible endpoint, e.g. "http://127.0.0.1:8000/v1"';
+    return 'config.base_url is not set: give the OpenAI-compatible endpoint, e.g. mt-eval run --base-url '
+      + 'http://127.0.0.1:8000/v1';
   }
   if (!config.base_url.startsWith('http://') && !config.base_url.startsWith('https://')) {
     return `config.base_url "${config.base_url}" is not an http:// or https:// address`;
   }
-  if (!config.model) return 'config.model is not set: give the name of a model the endpoint serves';
+  if (!config.model) {
+    return 'config.model is not set: give the name of a model the endpoint serves, e.g. mt-eval run --model NAME';
+  }
   return null;
 }
 

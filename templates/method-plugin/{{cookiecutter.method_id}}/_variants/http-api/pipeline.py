@@ -27,8 +27,8 @@ def config_problem(params: dict[str, Any]) -> str | None:
     """Why these parameters cannot run (None when they can)."""
     url = params.get("api_url")
     if url is None or url == "":
-        return ('config.params["api_url"] is not set: give the translation endpoint, e.g. '
-                '"http://127.0.0.1:5000/translate"')
+        return ('config.params["api_url"] is not set: give the translation endpoint, e.g. mt-eval run --param '
+                "api_url=http://127.0.0.1:5000/translate")
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         return f'config.params["api_url"] {json.dumps(url, ensure_ascii=False)} is not an http:// or https:// address'
     codes = params.get("language_codes")

@@ -19,8 +19,8 @@ const isObject = (value) => value !== null && typeof value === 'object' && !Arra
 export function configProblem(params) {
   const url = params.api_url;
   if (url === undefined || url === null || url === '') {
-    return 'config.params["api_url"] is not set: give the translation endpoint, e.g. '
-      + '"http://127.0.0.1:5000/translate"';
+    return 'config.params["api_url"] is not set: give the translation endpoint, e.g. mt-eval run --param '
+      + 'api_url=http://127.0.0.1:5000/translate';
   }
   if (typeof url !== 'string' || !(url.startsWith('http://') || url.startsWith('https://'))) {
     return `config.params["api_url"] ${JSON.stringify(url)} is not an http:// or https:// address`;
