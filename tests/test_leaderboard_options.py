@@ -119,7 +119,15 @@ def test_an_empty_store_says_no_card_is_published_yet_and_a_filter_on_it_that_no
     assert main(["leaderboard", "--db", db]) == 0
     assert capsys.readouterr().out == "No run cards are published yet: mt-eval publish runs/NAME/card.json\n"
     assert main(["leaderboard", "--db", db, "--class", "A2"]) == 0
-    assert capsys.readouterr().out == "No run cards match --class A2.\n"
+    assert capsys.readouterr().out == ("No run cards match --class A2: the store holds none yet (mt-eval publish "
+                                       "runs/NAME/card.json).\n")  # (before, as if the filter were at fault)
+
+
+def test_class_x_is_refused_as_never_shown_not_as_no_class(tmp_path: Path, db: str, capsys):
+    """Before, `--class X` was "not a class", though X is one: the class the board never shows."""
+    assert main(["leaderboard", "--db", db, "--class", "X"]) == 2
+    assert capsys.readouterr().err.startswith("mt-eval leaderboard: --class X: class X methods never appear on the "
+                                              "board; choose from raw-llm, ")
 
 
 def test_a_store_of_class_x_cards_alone_does_not_say_none_is_published(cards, tmp_path: Path, db: str, capsys):
@@ -188,3 +196,29 @@ def test_an_escape_sequence_in_a_method_card_reaches_no_terminal_through_the_pag
     assert main(["leaderboard", "--db", db, "--out", str(site)]) == 0
     detail = next((site / "cards").glob("*.html")).read_text(encoding="utf-8")
     assert "\x1b" not in detail and "<dd>about&#x1b;]52;c;ZWNobyBwd25lZA==&#x7;</dd>" in detail
+
+
+@pytest.mark.parametrize("url", ["javascript:alert(document.domain)", " JavaScript:alert(1)", "data:text/html,<b>x</b>",
+                                 "//evil.example/x"])
+def test_an_open_source_address_that_is_no_web_address_is_not_linked(url: str):
+    """Before, a store written before such addresses were refused (or edited by hand) made the board's "open" a
+    link that ran a script when clicked; now only an http(s) address is a link, another is shown as its title."""
+    from mt_eval.leaderboard.html import escape, open_source
+
+    cell = open_source({"open_source": True, "open_source_url": url})
+    assert "href" not in cell and cell == f'<span class="yes" title="{escape(url)}">open</span>'
+    linked = open_source({"open_source": True, "open_source_url": "https://example.org/code"})
+    assert linked == '<a class="yes" href="https://example.org/code">open</a>'
+
+
+@pytest.mark.parametrize(("option", "what"), [("--hardware", "the text its label must contain (A100)"),
+                                              ("--corpus", "a corpus's name or a prefix of its sha256")])
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_a_blank_hardware_or_corpus_is_refused(db: str, capsys, option: str, what: str, blank: str):
+    """Before, `--hardware "$GPU"` with GPU unset was a condition every row met (and "  " one none did: "hardware
+    is not   "), and a blank --corpus a filter no row matched, each with exit 0."""
+    with pytest.raises(SystemExit) as exited:
+        main(["leaderboard", "--db", db, option, blank])
+    assert exited.value.code == 2
+    assert (f"argument {option}: {blank!r} is blank (a variable meant to hold it that is unset or empty?): give "
+            f"{what}, or leave the option out") in capsys.readouterr().err

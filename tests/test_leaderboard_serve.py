@@ -37,6 +37,10 @@ class Served:
     process: subprocess.Popen[str]
     stderr: str = ""  # once it has stopped
 
+    def stopped(self, by: str) -> str:
+        """The line it says when ``by`` (Ctrl-C, SIGTERM) stops it: which server it was."""
+        return f"mt-eval leaderboard serve: stopped serving {self.base} ({by})"
+
 
 @contextmanager
 def served(db: str) -> Iterator[Served]:
@@ -126,7 +130,7 @@ def test_head_is_get_without_the_body_and_other_methods_are_not_allowed(cards, t
             status, headers, body = request(server.base, method)
             assert (status, headers["Allow"]) == (405, "GET, HEAD"), method
             assert body.decode() == f"{method} is not allowed: this server only reads (GET, HEAD)"
-    assert server.stderr == "mt-eval leaderboard serve: stopped (SIGTERM)\n"  # (the fixture stops it so)
+    assert server.stderr == server.stopped("SIGTERM") + "\n"  # (the fixture stops it so)
 
 
 def test_a_client_that_hangs_up_is_quiet(cards, tmp_path: Path):
@@ -139,7 +143,7 @@ def test_a_client_that_hangs_up_is_quiet(cards, tmp_path: Path):
                 client.sendall(sent)
                 client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         assert "Alpha" in fetch(server.base).decode()
-    assert server.stderr == "mt-eval leaderboard serve: stopped (SIGTERM)\n"  # (the fixture stops it so)
+    assert server.stderr == server.stopped("SIGTERM") + "\n"  # (the fixture stops it so)
 
 
 def test_ctrl_c_stops_it_with_exit_status_130(cards, tmp_path: Path):
@@ -150,7 +154,7 @@ def test_ctrl_c_stops_it_with_exit_status_130(cards, tmp_path: Path):
         server.process.send_signal(signal.SIGINT)
         server.process.wait(timeout=10)
     assert server.process.returncode == 130
-    assert server.stderr == "mt-eval leaderboard serve: stopped (Ctrl-C)\n"
+    assert server.stderr == server.stopped("Ctrl-C") + "\n"
 
 
 UNAVAILABLE = "the leaderboard is unavailable right now; try again later"
@@ -170,7 +174,7 @@ def test_a_store_that_cannot_be_read_is_a_503_that_names_nothing_and_is_logged_o
         for page in ("", "leaderboard.json", "", ""):
             assert failing(server.base + page) == (503, UNAVAILABLE)
     assert server.stderr.splitlines() == [f"{CANNOT_READ}cannot read the leaderboard store {db}: no such table: cards",
-                                          "mt-eval leaderboard serve: stopped (SIGTERM)"]
+                                          server.stopped("SIGTERM")]
 
 
 def test_an_outage_whose_reason_keeps_changing_logs_at_most_a_hundred_reasons(capsys):
@@ -261,7 +265,7 @@ def test_a_store_file_replaced_while_serving_is_read_from_its_new_file(cards, tm
         assert failing(server.base) == (503, UNAVAILABLE)
     gone = f"{CANNOT_READ}the leaderboard store {db} is gone (its file was moved or deleted)"
     assert server.stderr.splitlines() == [gone, "mt-eval leaderboard serve: the store can be read again", gone,
-                                          "mt-eval leaderboard serve: stopped (SIGTERM)"]
+                                          server.stopped("SIGTERM")]
 
 
 def test_a_store_moved_over_one_published_into_while_serving_is_read_whole(cards, tmp_path: Path, capsys):

@@ -46,7 +46,7 @@ def test_a_request_line_that_is_not_http_is_answered_with_a_status_and_a_line_of
             assert headers["Content-Type"] == "text/plain; charset=utf-8", sent[:20]
             assert body.decode().startswith(said) and "\n" not in body.decode(), body
         assert raw(server.base, b"GET /\r\n\r\n")[0] == "HTTP/1.0 200 OK"  # (an HTTP/0.9 request line: a status too)
-    assert server.stderr == "mt-eval leaderboard serve: stopped (SIGTERM)\n"
+    assert server.stderr == server.stopped("SIGTERM") + "\n"
 
 
 def test_empty_lines_before_the_request_line_are_passed_over_and_a_line_of_blanks_is_a_400(cards, tmp_path: Path):
@@ -60,7 +60,7 @@ def test_empty_lines_before_the_request_line_are_passed_over_and_a_line_of_blank
         line, _, body = raw(server.base, b" \t\r\n\r\n")
         assert line.startswith("HTTP/1.0 400 ")
         assert body.decode() == "bad request: the request line is empty; send METHOD /PATH HTTP/1.1"
-    assert server.stderr == "mt-eval leaderboard serve: stopped (SIGTERM)\n"
+    assert server.stderr == server.stopped("SIGTERM") + "\n"
 
 
 def test_an_address_that_is_not_one_is_a_400_and_one_naming_no_page_a_404_saying_which_there_are(cards,
@@ -95,7 +95,7 @@ def test_an_address_that_is_not_one_is_a_400_and_one_naming_no_page_a_404_saying
         for path in (f"/cards/%{ord(key[0]):x}{key[1:]}.html", f"http://127.0.0.1/cards/{key}.html"):  # (its escapes
             line, _, body = raw(server.base, f"GET {path} HTTP/1.1\r\n\r\n".encode())   # decoded; the absolute form)
             assert line == "HTTP/1.0 200 OK" and b"Alpha" in body, path
-    assert server.stderr == "mt-eval leaderboard serve: stopped (SIGTERM)\n"
+    assert server.stderr == server.stopped("SIGTERM") + "\n"
 
 
 @contextmanager

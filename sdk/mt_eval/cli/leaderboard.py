@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +13,6 @@ from mt_eval.cli.usage_errors import named_path
 
 TYPE_CHECKING = False  # see mt_eval/__init__.py
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from mt_eval.leaderboard.store import Damaged
 
 DESCRIPTION = """\
@@ -27,6 +26,7 @@ examples:
   mt-eval leaderboard --pair 'eng>spa' --class pipeline --format json
   mt-eval leaderboard --out site                 # then open site/index.html
   mt-eval leaderboard serve --port 8765          # then open http://127.0.0.1:8765/
+  mt-eval leaderboard serve --host 0.0.0.0       # open to the network: http://THIS-MACHINE:8765/
   mt-eval leaderboard --db team-board.db --max-p95 0.5 --out public
 
 The store: --db URL or FILE, else $MT_EVAL_DB, else leaderboard.db in your data directory (PostgreSQL:
@@ -35,17 +35,19 @@ The store: --db URL or FILE, else $MT_EVAL_DB, else leaderboard.db in your data 
 
 exit status: 0 the board shown (or the site written); 1 the store cannot be opened or read, the site cannot be
 written, serve cannot listen, or standard output cannot be written; 2 usage (an unknown --class, options that
-do not go together); 130 interrupted (serve stops with Ctrl-C); 141 the reader of standard output went away"""
+do not go together); 130 interrupted (serve stops with Ctrl-C; 143 by SIGTERM and 129 by SIGHUP, as by Ctrl-C); 141
+the reader of standard output went away"""
 
 
 DEFAULT_TITLE = "mt-eval leaderboard"
+DEFAULT_HOST = "127.0.0.1"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description, parser.epilog = DESCRIPTION, EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("action", nargs="?", metavar="serve", type=_serve_word,
-                        help="serve: the board from the live store over HTTP on 127.0.0.1")
+                        help="serve: the board from the live store over HTTP (on 127.0.0.1 unless --host)")
     parser.add_argument("--db", metavar="URL", help="store: sqlite:///PATH, postgresql://USER@HOST/DB or a file path "
                                                     "(default: $MT_EVAL_DB, else the user data directory)")
     parser.add_argument("--format", choices=["table", "json", "html"],
@@ -61,17 +63,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     chosen.add_argument("--pair", action="append", default=[], type=pair_argument, metavar="'SRC>TGT'",
                         help="only this pair, quoted ('eng>spa') or as eng:spa; en:es names it too (repeatable)")
     chosen.add_argument("--corpus", action="append", default=[], metavar="NAME",
+                        type=not_blank("a corpus's name or a prefix of its sha256"),
                         help="only this corpus: its name or a sha256 prefix (repeatable)")
     chosen.add_argument("--class", dest="classes", action="append", default=[], metavar="CLASS",
                         help="only this method class (pipeline, raw-llm, …) or dependency class (S, O, A1, A2)")
     board = parser.add_argument_group("the board's own eligibility conditions")
     board.add_argument("--max-p95", type=positive_float, metavar="SECONDS",
                        help="prize-eligible only with hot p95 latency at most this")
-    board.add_argument("--hardware", metavar="TEXT", help="prize-eligible only on hardware whose label contains TEXT")
+    board.add_argument("--hardware", metavar="TEXT", type=not_blank("the text its label must contain (A100)"),
+                       help="prize-eligible only on hardware whose label contains TEXT")
     parser.add_argument("--title", type=page_title, help="the pages' title (--format html, --out or serve; default: "
                                                          f"{DEFAULT_TITLE})")
     parser.add_argument("--port", type=port_number, metavar="PORT",
-                        help="serve: the port on 127.0.0.1, 0 to 65535 (default 8765; 0: any free one)")
+                        help="serve: the port, 0 to 65535 (default 8765; 0: any free one)")
+    parser.add_argument("--host", type=host_address, metavar="ADDRESS",
+                        help=f"serve: the address to listen on (default {DEFAULT_HOST}: this machine only; 0.0.0.0 "
+                             "or :: every interface, the board open to the network)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
 
 
@@ -105,6 +112,36 @@ def page_title(text: str) -> str:
     return text
 
 
+def not_blank(what: str) -> Callable[[str], str]:
+    """An argparse type: a text that is not blank (``--hardware "$GPU"``, GPU unset, had made a condition every row
+    met, and a blank ``--corpus`` one no row met)."""
+    def given(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"{text!r} is blank (a variable meant to hold it that is unset or "
+                                             f"empty?): give {what}, or leave the option out")
+        return text
+
+    return given
+
+
+def host_address(text: str) -> str:
+    """An argparse type: the address serve listens on, an IP address or a name, not blank (an empty one is every
+    interface: given so, the board is open to the network without it being asked for)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is blank: give an address ({DEFAULT_HOST}: this machine only; "
+                                         "0.0.0.0: every interface), or leave --host out")
+    host = text.strip().removeprefix("[").removesuffix("]")  # ([::1], as in a URL)
+    if ":" in host:  # an IPv6 address, or a URL or host:port given whole
+        import ipaddress
+
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an address: give the address alone (--host 0.0.0.0), "
+                                             "and the port with --port") from None
+    return host
+
+
 def run(args: argparse.Namespace) -> int:
     from mt_eval.errors import UsageError
     from mt_eval.leaderboard.board import Conditions, build_board
@@ -114,7 +151,8 @@ def run(args: argparse.Namespace) -> int:
     args.title = DEFAULT_TITLE if args.title is None else args.title
     unknown = [c for c in args.classes if c not in _classes()]
     if unknown:
-        raise UsageError(f"--class {unknown[0]}: not a class; choose from {', '.join(_classes())}")
+        why = "class X methods never appear on the board" if unknown[0] == "X" else "not a class"
+        raise UsageError(f"--class {unknown[0]}: {why}; choose from {', '.join(_classes())}")
     store = open_store(args.db, create=False, on_damaged=_warn_once())  # only read: StoreError, exit status 1
     conditions = Conditions(max_hot_p95_s=args.max_p95, hardware=args.hardware)
     filters = {"pair": args.pair, "corpus": args.corpus, "class": args.classes}
@@ -178,17 +216,20 @@ def _check_options(args: argparse.Namespace) -> None:
         output = "JSON" if args.format == "json" else "the table"
         raise OptionError("--title", f"titles the HTML pages, and {output} has no title: add --format html, --out DIR "
                                      "or serve, or leave --title out")
-    if args.port is not None and args.action != "serve":
-        raise OptionError("--port", "is the port of mt-eval leaderboard serve: add serve, or leave --port out")
+    for option, value, what in (("--port", args.port, "port"), ("--host", args.host, "address")):
+        if value is not None and args.action != "serve":
+            raise OptionError(option, f"is the {what} of mt-eval leaderboard serve: add serve, or leave {option} out")
 
 
 def _unmatched(store: Any, board: dict[str, Any]) -> str | None:
-    """When the board's filters leave nothing of what the store holds: what they were, and what it holds (else
-    None: the store is empty, and the board says how to publish)."""
+    """When the board's filters leave nothing: what they were, and what the store holds, or that it holds nothing
+    yet (None without filters: the board of an empty store says how to publish)."""
     from mt_eval.leaderboard.board import filters_given
 
     given = filters_given(board)
     rows = store.rows() if given else []
+    if given and not rows:  # (not the filters' fault)
+        return f"No run cards match {given}: the store holds none yet (mt-eval publish runs/NAME/card.json)."
     if not rows:
         return None
     corpora = sorted({row["corpus_name"] for row in rows})
@@ -249,31 +290,46 @@ def _site(board: dict[str, Any], store: Any, out: Path, args: argparse.Namespace
 
 
 def _serve(store: Any, build: Any, args: argparse.Namespace) -> int:
-    from mt_eval.leaderboard.serve import make_server
+    from mt_eval.cli.termination import stopped_by
+    from mt_eval.control_chars import escaped_for_terminal
+    from mt_eval.leaderboard.serve import authority, make_server
 
+    host = DEFAULT_HOST if args.host is None else args.host
     port = 8765 if args.port is None else args.port
     try:
-        server = make_server(store, build, port=port, title=args.title)
+        server = make_server(store, build, port=port, title=args.title, host=host)
     except OSError as exc:
-        import errno
-
-        fix = ("; give another --port (--port 0: any free one)" if exc.errno == errno.EADDRINUSE
-               else "; give a port above 1023 (--port 0: any free one)" if exc.errno == errno.EACCES else "")
-        print(f"mt-eval leaderboard serve: cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}{fix}",
-              file=sys.stderr)
+        print(escaped_for_terminal(f"mt-eval leaderboard serve: cannot listen on {authority(host, port)}: "
+                                   f"{exc.strerror or exc}{_listen_fix(exc)}"), file=sys.stderr)
         return 1
-    from mt_eval.control_chars import escaped_for_terminal
-
     port = server.server_address[1]
-    print(escaped_for_terminal(f"serving the leaderboard of {store.where} on http://127.0.0.1:{port}/ (Ctrl-C stops)"),
-          flush=True)
+    url = f"http://{authority(host, port)}/"
+    where = url
+    if host in ("0.0.0.0", "::"):  # (a browser may refuse http://0.0.0.0/: the addresses that reach it)
+        import socket
+
+        url = f"http://{authority('127.0.0.1' if host == '0.0.0.0' else '::1', port)}/"
+        where = f"every interface, port {port}: {url} here, http://{socket.gethostname()}:{port}/ from elsewhere"
+    print(escaped_for_terminal(f"serving the leaderboard of {store.where} on {where} (Ctrl-C stops)"), flush=True)
     try:
         server.serve_forever()
-    except KeyboardInterrupt:  # the way it stops: 130, as for every command
-        from mt_eval.cli.termination import stopped_by
-
-        print(f"mt-eval leaderboard serve: stopped ({stopped_by()})", file=sys.stderr)
+    except KeyboardInterrupt:  # the way it stops: 130, as for every command; the line says which server it was
+        print(escaped_for_terminal(f"mt-eval leaderboard serve: stopped serving {url} ({stopped_by()})"),
+              file=sys.stderr)
         return 130
     finally:
         server.server_close()
     return 0
+
+
+def _listen_fix(exc: OSError) -> str:
+    """What to do when serve cannot listen (after "; "), or ""."""
+    import errno
+    import socket
+
+    if isinstance(exc, socket.gaierror):  # (a name that does not resolve, an address that is not one)
+        return f"; give an IP address or a name of this machine (--host {DEFAULT_HOST}; 0.0.0.0: every interface)"
+    return {errno.EADDRINUSE: "; give another --port (--port 0: any free one)",
+            errno.EACCES: "; give a port above 1023 (--port 0: any free one)",
+            errno.EADDRNOTAVAIL: f"; give an address of this machine (--host {DEFAULT_HOST}; 0.0.0.0: every "
+                                 "interface)"}.get(exc.errno or 0, "")

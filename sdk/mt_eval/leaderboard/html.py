@@ -13,6 +13,7 @@ from typing import Any
 from mt_eval.leaderboard.board import filters_given
 
 CARDS_DIR = "cards"
+WEB_ADDRESS = re.compile(r"^https?://", re.IGNORECASE)  # the only addresses a page links to
 C0_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # (not tab, line feed, carriage return)
 
 
@@ -65,6 +66,8 @@ def open_source(row: dict[str, Any]) -> str:
     if not row["open_source"]:
         return '<span class="no" title="not open source">closed</span>'
     url = row.get("open_source_url")
+    if url and not WEB_ADDRESS.match(url):  # (a store written before such addresses were refused: no javascript:)
+        return f'<span class="yes" title="{escape(url)}">open</span>'
     return f'<a class="yes" href="{escape(url)}">open</a>' if url else '<span class="yes">open</span>'
 
 

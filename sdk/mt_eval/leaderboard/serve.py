@@ -132,6 +132,11 @@ def address_path(target: str) -> str:
     return decoded or "/"
 
 
+def authority(host: str, port: int) -> str:
+    """``host:port`` as a URL writes it: an IPv6 address in brackets (``[::1]:8765``)."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 def make_server(store: Any, build: Callable[[], dict[str, Any]], *, port: int, title: str,
                 host: str = "127.0.0.1", idle_timeout: float = IDLE_TIMEOUT_S) -> ThreadingHTTPServer:
     """A server (not yet serving) whose pages come from ``build()``, the board of the store's current rows; a
@@ -254,5 +259,6 @@ def make_server(store: Any, build: Callable[[], dict[str, Any]], *, port: int, t
 
     class Server(ThreadingHTTPServer):
         request_queue_size = QUEUE
+        address_family = socket.AF_INET6 if ":" in host else socket.AF_INET  # (::1, ::: an IPv6 socket)
 
     return Server((host, port), Handler)
