@@ -26,6 +26,7 @@ def prog_of(args: argparse.Namespace) -> str:
 
 
 EXPECTED = (ValueError,)
+UNSHOWABLE = {"duplicate-key", "not-finite"}  # (`_show`)
 
 DESCRIPTION = """\
 Freeze everything a scored run depends on before it runs: the SDK (commit and code SHA-256), the method's
@@ -41,7 +42,7 @@ examples:
 
 exit status: init 0 when the manifest is frozen, 1 when it is a draft (it is written, listing what is
 missing) or cannot be made; validate 0 when the manifest is valid and frozen, 1 otherwise; show 0, or 1
-when the file cannot be read."""
+when the file cannot be read, is not a manifest, or holds a key twice (its files are not read)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -136,7 +137,7 @@ def _init(args: argparse.Namespace) -> int:
         write_atomically(out, msgspec.json.format(msgspec.json.encode(manifest), indent=2) + b"\n")  # (whole or none)
     except OSError as exc:
         raise ExpectedError(f"cannot write --out {out}: {exc.strerror or exc}") from None
-    print(escaped_for_terminal(f"wrote {out}: status {manifest.status}"))  # (a path's control characters escaped)
+    print(f"wrote {escaped_for_terminal(str(out), one_line=True)}: status {manifest.status}")  # (its path escaped)
     missing = missing_digests(manifest)
     for where, hint in missing:
         print(escaped_for_terminal(f"  missing {where}: {hint}"))
@@ -208,18 +209,18 @@ def _validate(path: Path, *, as_json: bool) -> int:
     manifest, problems = validate_freeze(path)
     errors = [p for p in problems if p.severity == "error"]
     frozen = manifest is not None and manifest.status == "frozen"
+    named = escaped_for_terminal(str(path), one_line=True)  # (a line break in its name would cut the verdict)
     if as_json:
         sys.stdout.write(json_text({"manifest": str(path), "valid": not errors, "status": None if manifest is None
                                     else manifest.status, "problems": problems}))
     elif errors:
-        print(escaped_for_terminal(f"{path}: not valid ({len(errors)} problem{'s' if len(errors) != 1 else ''})"))
+        print(f"{named}: not valid ({len(errors)} problem{'s' if len(errors) != 1 else ''})")
         for problem in errors:
             print(escaped_for_terminal("  " + problem.render().replace("\n", "\n  ")))
     elif not frozen:
-        print(escaped_for_terminal(f"{path}: valid, but a draft, not frozen: run mt-eval freeze init again once every "
-                                   "digest can be made"))
+        print(f"{named}: valid, but a draft, not frozen: run mt-eval freeze init again once every digest can be made")
     else:
-        print(escaped_for_terminal(f"{path}: valid and frozen"))
+        print(f"{named}: valid and frozen")
     return 0 if not errors and frozen else 1
 
 
@@ -231,13 +232,18 @@ def _show(path: Path) -> int:
     from mt_eval.harness.freeze_validation import validate_freeze
 
     manifest, problems = validate_freeze(path, check_files=False)
-    if manifest is None:
-        said_on_stderr("\n".join([f"mt-eval freeze show: {path} is not a freeze manifest:",
-                                   *("  " + problem.render() for problem in problems)]))
+    # A manifest edited by hand is shown (freeze validate says what is wrong with it), unless what would be shown is
+    # not what the file holds: a key written twice (which of its values?), or a number too large (read as infinity).
+    errors = [problem for problem in problems if manifest is None or problem.code in UNSHOWABLE]
+    if manifest is None or errors:
+        said = "not a freeze manifest" if manifest is None else \
+            "not a valid freeze manifest, which run --freeze refuses"
+        said_on_stderr("\n".join([f"mt-eval freeze show: {path} is {said}:",
+                                   *("  " + problem.render() for problem in errors)]))
         return 1
     data = msgspec.to_builtins(manifest)
-    print(f"{escaped_for_terminal(str(path))}: {_shown(manifest.freeze_version)}, status {_shown(manifest.status)}, "
-          f"created {_shown(manifest.created_at)}")
+    print(f"{escaped_for_terminal(str(path), one_line=True)}: {_shown(manifest.freeze_version)}, "
+          f"status {_shown(manifest.status)}, created {_shown(manifest.created_at)}")
     for section in ("sdk", "method", "corpus", "labels", "config", "budgets", "latency", "hardware", "scoring"):
         if data.get(section) is None:
             continue

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from mt_eval.control_chars import escaped_for_terminal
 from mt_eval.corpus.files import file_label
 from mt_eval.corpus.model import FORMAT_NAMES, Corpus, listing, plural
 
@@ -29,7 +31,7 @@ def reading_facts(corpus: Corpus) -> dict[str, Any]:
 def layout(corpus: Corpus) -> str:
     """The format and where the fields come from, e.g. ``TSV without a header: source<TAB>reference``."""
     if corpus.format == "parallel":
-        names = " and ".join(f"{file_label(f.path)} ({f.role}s)" for f in corpus.files)
+        names = " and ".join(f"{_label(f.path)} ({f.role}s)" for f in corpus.files)
         return f"parallel text, one segment per line: {names}"
     if corpus.format == "tsv" and corpus.columns is not None:
         keys = "<TAB>".join(c.key for c in corpus.columns)
@@ -99,4 +101,9 @@ def summary_line(corpus: Corpus, selected: Sequence[dict[str, Any]] | None = Non
         parts.append(families)
     if not corpus.references:
         parts.append("no references: translation only, not scored")
-    return f"corpus {file_label(corpus.path)}: " + "; ".join(parts)
+    return f"corpus {_label(corpus.path)}: " + "; ".join(parts)
+
+
+def _label(path: Path) -> str:
+    """`file_label` on one line, with its control and invisible characters escaped (a name may hold them)."""
+    return escaped_for_terminal(file_label(path), one_line=True)

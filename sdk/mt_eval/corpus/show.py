@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from mt_eval.control_chars import escaped_controls, first_control
+from mt_eval.control_chars import escaped_controls, escaped_for_terminal, first_control
 from mt_eval.corpus.describe import alias_note, family_counts, id_origin, layout, reading_facts, references_note
 from mt_eval.corpus.files import stream_name
 from mt_eval.corpus.model import Corpus, CorpusError, listing
@@ -38,7 +38,8 @@ def build_report(corpus: Corpus, selection: Selection, pair: str | None, refused
 
 
 def render_text(corpus: Corpus, report: dict[str, Any]) -> str:
-    lines = [stream_name(corpus.path) or str(corpus.path)]  # (standard input: so named, not /dev/stdin)
+    """The report as text a terminal may be given: no control or invisible character acts on it."""
+    lines = [_path(stream_name(corpus.path) or str(corpus.path))]  # (standard input: so named, not /dev/stdin)
 
     def fact(label: str, value: object) -> None:
         lines.append(f"  {label:<11} {value}")
@@ -53,7 +54,7 @@ def render_text(corpus: Corpus, report: dict[str, Any]) -> str:
             lines.append(f"  {'':<11}   column {column['column']}: {column['field']:<{width}}  {', '.join(notes)}"
                          .rstrip())
     for file in report["files"] if corpus.format == "parallel" else []:
-        fact(file["role"], f"{file['path']} ({file['lines']:,} lines, sha256 {file['sha256']})")
+        fact(file["role"], f"{_path(file['path'])} ({file['lines']:,} lines, sha256 {file['sha256']})")
     fact("ids", id_origin(corpus))
     aliases = alias_note(corpus)
     if aliases:
@@ -77,7 +78,12 @@ def render_text(corpus: Corpus, report: dict[str, Any]) -> str:
     if report["first"]:
         lines.append(f"first {len(report['first'])} entr{'y' if len(report['first']) == 1 else 'ies'}:")
         lines.extend(_entry_rows(report["first"]))
-    return "\n".join(lines) + "\n"
+    return escaped_for_terminal("\n".join(lines)) + "\n"  # (a value's U+202E would turn around what follows)
+
+
+def _path(text: str) -> str:
+    """A file's path on one line, its control characters escaped (a line break in a name would break the facts)."""
+    return escaped_for_terminal(text, one_line=True)
 
 
 def _entry_rows(entries: list[dict[str, Any]]) -> list[str]:

@@ -217,8 +217,9 @@ def build_manifest(*, method_dir: Path, method_id: str, corpus: Any, entries: Se
         freeze_version="freeze/1", status="draft", created_at=created_at, sdk=sdk_facts(),
         method=MethodFreeze(path=_relative(method_dir, relative_to), method_id=method_id,
                             code_sha256=code_sha256(method_dir)),
-        corpus=CorpusFreeze(path=_relative(Path(corpus.path), relative_to), name=corpus.name, sha256=corpus.sha256,
-                            source=source, license=corpus_license or corpus.license, pair=config.pair,
+        corpus=CorpusFreeze(path=_relative(Path(corpus.path), relative_to), name=_file_name(corpus),
+                            sha256=corpus.sha256, source=source, license=corpus_license or corpus.license,
+                            pair=config.pair,
                             entries_in_corpus=len(entries) if selection is None else selection["entries_in_corpus"],
                             entries_selected=len(entries),
                             subset_sha256=None if selection is None else selection["subset_sha256"],
@@ -244,6 +245,17 @@ def build_manifest(*, method_dir: Path, method_id: str, corpus: Any, entries: Se
     if not missing_digests(manifest):
         manifest.status = "frozen"
     return manifest
+
+
+def _file_name(corpus: Any) -> str:
+    """The corpus's name as a run of the file the manifest records gives it: a file redirected to standard input is
+    recorded as that file, and named after it too (not ``standard input``), unless its dataset names it."""
+    from mt_eval.corpus.files import display_name, stream_name
+
+    path = Path(corpus.path)
+    if stream_name(path) is None or corpus.name != display_name(path) or not (resolved := path.resolve()).is_file():
+        return str(corpus.name)
+    return display_name(resolved)
 
 
 def _reference_file(corpus: Any) -> Path | None:

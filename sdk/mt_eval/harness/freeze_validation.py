@@ -110,6 +110,14 @@ def _regular_or_missing(path: Path) -> bool:
     return stat.S_ISREG(mode) or stat.S_ISDIR(mode)
 
 
+def _not_regular(file: str, where: str, recorded: Path) -> Problem:
+    """A path the manifest records that names a pipe, socket or device, which is not read: it would wait for a
+    writer, or never end."""
+    return Problem(file=file, path=where, code="missing-file",
+                   message=f"{recorded} is not a regular file (a pipe, socket or device): it is not read",
+                   hint="restore the frozen file there, or give its path, relative to the manifest or absolute")
+
+
 def _unusable_paths(file: str, manifest: FreezeManifest) -> list[Problem]:
     """Each recorded path no file can have (a NUL character in it): its files are not looked for."""
     recorded = {"$.method.path": manifest.method.path, "$.corpus.path": manifest.corpus.path,
@@ -155,7 +163,9 @@ def _file_problems(path: Path, manifest: FreezeManifest, run_corpus: Corpus | No
     else:
         if source.method_id != manifest.method.method_id:
             problems.append(Problem(file=file, path="$.method.method_id", code="inconsistent",
-                                    message=f"the plugin in {method_dir} is {source.method_id!r}"))
+                                    message=f"the plugin in {method_dir} is {source.method_id!r}, not the frozen "
+                                            f"{manifest.method.method_id!r}",
+                                    hint="give the frozen method's directory as $.method.path, or freeze again"))
         actual = code_sha256(source.directory)  # (method.path may name its method.json)
         if manifest.method.code_sha256 and actual != manifest.method.code_sha256:
             problems.append(Problem(file=file, path="$.method.code_sha256", code="inconsistent",
@@ -168,6 +178,9 @@ def _file_problems(path: Path, manifest: FreezeManifest, run_corpus: Corpus | No
         read.append(("$.corpus.reference_path", _beside(path, manifest.corpus.reference_path)))
     for where, corpus_path in read:
         try:
+            if not _regular_or_missing(corpus_path):  # (a pipe would wait for a writer, /dev/zero never end)
+                problems.append(_not_regular(file, where, corpus_path))
+                continue
             digests.append(hashlib.sha256(corpus_path.read_bytes()).hexdigest())
         except OSError as exc:
             problems.append(Problem(file=file, path=where, code="missing-file",
@@ -201,6 +214,8 @@ def _policy_problems(path: Path, manifest: FreezeManifest) -> list[Problem]:
     if scoring is None:
         return []
     policy_file = None if scoring.policy_path is None else _beside(path, scoring.policy_path)
+    if policy_file is not None and not _regular_or_missing(policy_file):
+        return [_not_regular(str(path), "$.scoring.policy_path", policy_file)]
     try:
         actual = load_policy(policy_file).sha256
     except PolicyError as exc:
