@@ -33,3 +33,21 @@ def test_the_help_names_every_field_a_policy_file_takes(capsys):
         main(["gate", "--help"])
     fields = capsys.readouterr().out.split("its fields:", 1)[1].split("exit status:", 1)[0]
     assert [name for name in GatePolicy.__struct_fields__ if name not in fields] == ["schema"]  # ($schema: any)
+
+
+@pytest.mark.parametrize("kind", ["pipe", "device"])
+def test_a_policy_that_is_a_pipe_or_device_is_refused_not_read(tmp_path: Path, kind: str) -> None:
+    """A pipe would wait for a writer for ever, /dev/zero be read until memory ran out: neither is read."""
+    import os
+
+    from mt_eval.harness.policy import PolicyError, load_policy
+
+    path = tmp_path / "policy.json"
+    if kind == "pipe":
+        os.mkfifo(path)
+    else:
+        path = Path("/dev/zero")
+    with pytest.raises(PolicyError) as caught:
+        load_policy(path)
+    [problem] = caught.value.problems
+    assert problem.message == "not a regular file (a pipe, socket or device): it is not read"

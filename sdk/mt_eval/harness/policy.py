@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import stat
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -101,6 +102,11 @@ def load_policy(path: str | Path | None) -> ResolvedPolicy:
 
     path = Path(path)
     try:
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):  # (a pipe would wait for a writer, /dev/zero never end)
+            raise PolicyError([Problem(file=str(path), path="$", code="io", message="not a regular file (a pipe, "
+                                       "socket or device): it is not read", hint="give a policy file with --policy "
+                                       "FILE")], summary=f"cannot read the gate policy {path}")
         raw = path.read_bytes()
     except OSError as exc:
         raise PolicyError([Problem(file=str(path), path="$", code="io", message=f"cannot read the policy: "
