@@ -15,6 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
+from mt_eval.control_chars import escaped_for_terminal
 from mt_eval.corpus.describe import summary_line
 from mt_eval.corpus.doubts import find_doubts, settle_doubts
 from mt_eval.corpus.model import Corpus, CorpusError
@@ -40,7 +41,8 @@ def settle_run_corpus(spec: CorpusSpec, corpus: Corpus, pair: str, request: Sele
     settle_doubts(corpus, find_doubts(corpus, pair), spec.accept)
     selection = select(corpus, request)
     for warning in corpus.warnings:
-        print(f"warning: corpus {corpus.path}: {warning}", file=sys.stderr)
+        named = escaped_for_terminal(str(corpus.path), one_line=True)  # (a name's ESC, or line break, not obeyed)
+        print(f"warning: corpus {named}: {escaped_for_terminal(warning)}", file=sys.stderr)
     if not quiet:
         print(summary_line(corpus, selection.entries), file=sys.stderr)
     return selection

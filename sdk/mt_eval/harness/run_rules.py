@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mt_eval.control_chars import escaped_for_terminal
 from mt_eval.errors import ExpectedError
 from mt_eval.harness.latency import LatencyPlan, Measured, sample_of
 from mt_eval.harness.policy import PolicyError, ResolvedPolicy, load_policy
@@ -97,9 +98,11 @@ class RunRules:
                 where = ("column family" if "family" in columns else "(no family column)") \
                     if corpus.format == "tsv" else "(no families)" if corpus.format == "parallel" else \
                     "$.entries[*].family"
-                print(f"warning: corpus {corpus.path} {where}: {counts[family]} {family} "
-                      f"entr{'y' if counts[family] == 1 else 'ies'}; the gate policy {policy.name} needs at least "
-                      f"{least}, so the headline will be withheld ({mark}, or give --policy FILE)", file=sys.stderr)
+                print(escaped_for_terminal(
+                    f"warning: corpus {escaped_for_terminal(str(corpus.path), one_line=True)} {where}: "
+                    f"{counts[family]} {family} "
+                    f"entr{'y' if counts[family] == 1 else 'ies'}; the gate policy {policy.name} needs at least "
+                    f"{least}, so the headline will be withheld ({mark}, or give --policy FILE)"), file=sys.stderr)
 
     def validate_freeze(self, corpus: Corpus) -> None:
         """With ``--freeze FILE``: refuse a manifest that does not validate (its pair too, against ``corpus``, the
