@@ -285,3 +285,27 @@ def test_a_store_moved_over_one_published_into_while_serving_is_read_whole(cards
     out, err = capsys.readouterr()
     assert [row["method_id"] for group in json.loads(out)["groups"] for row in group["rows"]] == ["gamma"]
     assert err == ""
+
+
+def test_a_store_of_a_newer_schema_moved_over_the_one_served_is_refused_not_read(cards, tmp_path: Path):
+    """A store that `open_store` would refuse (a newer mt-eval's) moved over the one served is a 503 with the reason
+    on stderr, as it would be at the start, until a store this mt-eval reads is moved there. Before: served as if it
+    were of this mt-eval's schema."""
+    import sqlite3
+
+    db, rebuilt = alpha_and_a_rebuilt_gamma(cards, tmp_path)
+    newer = tmp_path / "newer.db"
+    shutil.copyfile(rebuilt, newer)
+    with sqlite3.connect(newer) as connection:
+        connection.execute("INSERT INTO schema_version (version, description, applied_at) VALUES (99, 'x', 'y')")
+    connection.close()
+    with served(str(db)) as server:
+        assert "Alpha" in fetch(server.base).decode()
+        newer.replace(db)
+        assert failing(server.base) == failing(server.base) == (503, UNAVAILABLE)
+        rebuilt.replace(db)
+        assert "Gamma" in fetch(server.base).decode()
+    refused = (f"{CANNOT_READ}the leaderboard store {db} was replaced by one it cannot read: the store's schema is "
+               "version 99, newer than this mt-eval knows")
+    lines = server.stderr.splitlines()
+    assert lines[0].startswith(refused) and lines[1] == "mt-eval leaderboard serve: the store can be read again", lines

@@ -166,6 +166,20 @@ def pending(current: int, migrations: Sequence[Migration] | None = None) -> bool
     return current < latest
 
 
+def unreadable(connection: sa.Connection) -> str | None:
+    """Why a store (one moved over the file being read) cannot be read as it is, or None: another application's
+    database, an incomplete store, or one of a schema other than this mt-eval's (older: a publish upgrades it)."""
+    try:
+        current = current_version(connection)
+        behind = pending(current)
+    except IncompleteStore:
+        return "its tables are incomplete: publishing a card into it makes them again"
+    except SchemaError as exc:
+        return str(exc)
+    return f"its schema is version {current}, older than this mt-eval reads: publishing a card into it upgrades " \
+        "it" if behind else None
+
+
 def migrate(connection: sa.Connection, migrations: Sequence[Migration] | None = None) -> list[int]:
     """Apply the pending migrations inside the caller's (write) transaction; the versions applied."""
     migrations = MIGRATIONS if migrations is None else migrations

@@ -89,6 +89,7 @@ class Store:
         self.on_damaged = on_damaged
         self._file = Path(url.database) if url.get_backend_name() == "sqlite" and url.database else None
         self._identity = self._file_identity()
+        self._schema_known = True  # (`open_store` read it; a file moved over this one is read again: `reading`)
 
     def __enter__(self) -> Store:
         return self
@@ -142,6 +143,12 @@ class Store:
     def reading(self) -> Iterator[sa.Connection]:
         self._follow_file()
         with self._errors("read"), self.engine.connect() as connection, connection.begin():
+            if not self._schema_known:  # (a file moved over the one read: a newer mt-eval's, another database's)
+                from mt_eval.leaderboard.migrations import unreadable
+
+                if (why := unreadable(connection)) is not None:
+                    raise StoreError(f"the leaderboard store {self.where} was replaced by one it cannot read: {why}")
+                self._schema_known = True
             yield connection
 
     def _file_identity(self) -> tuple[int, int] | None:
@@ -161,7 +168,7 @@ class Store:
             raise StoreError(f"the leaderboard store {self.where} is gone (its file was moved or deleted)")
         if identity != self._identity:
             self.engine.dispose()
-            self._identity = identity
+            self._identity, self._schema_known = identity, False
 
     @contextmanager
     def _errors(self, doing: str) -> Iterator[None]:
