@@ -40,3 +40,23 @@ def test_a_jsonl_corpus_in_utf16_is_refused_once_naming_the_file(tmp_path, capsy
     err = capsys.readouterr().err
     assert "c.jsonl: 1 problem" in err and f"{corpus}: UTF-16 text, not UTF-8" in err
     assert f"iconv -f UTF-16 -t UTF-8 {corpus} > {corpus}.utf8" in err and ".jsonl:1" not in err
+
+
+def test_a_jsonl_line_cut_short_is_said_of_the_line_not_the_file(tmp_path):
+    """The problem's file names the line (``c.jsonl:2``): its column is said, not "line 1", and the hint says the line,
+    not the file, looks cut off (the file may well go on)."""
+    import pytest
+
+    from mt_eval.decisions.corpus import read_decision_corpus
+    from mt_eval.problems import ProblemsError
+
+    whole = '{"id": "a", "state": {"source": "x"}, "questions": {"ok": {"type": "binary"}}}'
+    corpus = tmp_path / "c.jsonl"
+    other = whole.replace('"a"', '"b"')
+    corpus.write_text(f"{whole}\n{whole[:40]}\n{other}\n", encoding="utf-8")
+    with pytest.raises(ProblemsError) as caught:
+        read_decision_corpus(corpus)
+    [problem] = [p for p in caught.value.problems if p.code == "syntax"]
+    assert problem.file == f"{corpus}:2"
+    assert problem.message == "invalid JSON at column 39: Unterminated string"
+    assert problem.hint is not None and problem.hint.endswith("the line looks cut off")

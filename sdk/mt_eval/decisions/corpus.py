@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -189,7 +190,7 @@ def _items(path: Path, raw: bytes, meta: dict[str, Any]) -> tuple[list[tuple[str
             if not line.strip():
                 continue
             value, found = parse_json(line, file=f"{path}:{number}")
-            problems.extend(found)
+            problems.extend(_of_the_line(problem) for problem in found)
             if value is not None:
                 items.append((f"{path}:{number}", value))
         return items, problems
@@ -213,6 +214,17 @@ def _items(path: Path, raw: bytes, meta: dict[str, Any]) -> tuple[list[tuple[str
         return [(f"{path} $[{i}]", row) for i, row in enumerate(data)], problems
     return [], [*problems, Problem(file=str(path), path="$", message="expected rows: JSONL, a JSON array, or an "
                                    'object with "rows"', code="type")]
+
+
+def _of_the_line(problem: Problem) -> Problem:
+    """A JSONL line's syntax error said of the line, which the problem's file names (``c.jsonl:2``): at its column,
+    not at "line 1", and cut off as a line, not as the file."""
+    if problem.code != "syntax":
+        return problem
+    message = re.sub(r"^invalid JSON at line 1, column ", "invalid JSON at column ", problem.message)
+    hint = problem.hint and problem.hint.replace("the file ends before", "the line ends before").replace(
+        "the file looks cut off", "the line looks cut off")
+    return msgspec.structs.replace(problem, message=message, hint=hint)
 
 
 def _one_document(start: bytes) -> bool:
