@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from mt_eval.manifest import Manifest, kebab_case
 from mt_eval.method_card import CARD_FILE, MethodCard, merge_card
-from mt_eval.method_protocol import TranslationMethod, protocol_deviations
+from mt_eval.method_protocol import TranslationMethod, protocol_deviations, where_protocols_are
 from mt_eval.plugin_import import EntryPointError, describe_exception, describe_exit, import_entry_module, resolve_class
 from mt_eval.problems import Problem, ProblemsError
 from mt_eval.progress import still_working
@@ -231,9 +231,7 @@ def build_method(source: PluginSource, *, isolate: bool = False, sandbox: Confin
     if failure is not None:
         return None, module, [failure]
     deviations = protocol_deviations(method, source.manifest.implements)
-    protocols = " and ".join({"translate": "TranslationMethod", "decide": "DecisionMethod"}[request]
-                             for request in dict.fromkeys(source.manifest.implements))
-    hint = f"see the {protocols} protocol{'s' if ' and ' in protocols else ''} in the README"
+    hint = where_protocols_are(source.manifest.implements)
     if deviations and not inspect.isclass(getattr(module, class_name, None)):  # a factory function's result
         hint = "point entry_point at the method's class (or at a function that returns a method); " + hint
         deviations = [d._replace(text=f'"{class_name}" is no class, and what {class_name}() returned falls short: '
@@ -250,9 +248,9 @@ def _construct(source: PluginSource, module_name: str, class_name: str,
     entry_point = f"{module_name}:{class_name}"
     try:
         module = import_entry_module(source.directory, module_name, source.method_id)
-        factory = resolve_class(module, class_name, entry_point)
+        factory = resolve_class(module, class_name, entry_point, source.manifest.implements)
     except EntryPointError as exc:
-        return None, None, problem(str(exc), exc.hint, "entry-point")
+        return None, None, problem(str(exc), exc.hint, exc.code)
     if not callable(factory):
         kind = type(factory).__name__
         return None, module, problem(f'"{class_name}" is a{"n" * (kind[0] in "aeiou")} {kind}, not a class',

@@ -14,6 +14,7 @@ in ``implements`` — an ``async def decide(rows, config)`` returning one result
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -21,6 +22,11 @@ from mt_eval.value_words import value_in_words
 
 if TYPE_CHECKING:
     from mt_eval.records import RunConfig
+
+
+# each request's protocol, and the README section that shows a method implementing it
+PROTOCOL_SECTIONS = {"translate": ("TranslationMethod", "Writing a method plugin"),
+                     "decide": ("DecisionMethod", "Judging")}
 
 
 class TranslationMethod(Protocol):
@@ -37,6 +43,12 @@ class Deviation(NamedTuple):
 
     text: str
     fix: str | None = None
+
+
+def where_protocols_are(implements: Sequence[str]) -> str:
+    """'see the README: the TranslationMethod protocol in "Writing a method plugin"' (each protocol implemented)."""
+    sections = (PROTOCOL_SECTIONS[request] for request in dict.fromkeys(implements))
+    return "see the README: " + ", ".join(f'the {protocol} protocol in "{section}"' for protocol, section in sections)
 
 
 def _accepts(func: Any, count: int) -> bool:
@@ -128,11 +140,27 @@ def _request_deviations(method: object, kind: str, request: str, items: str) -> 
     if not callable(func):
         return [Deviation(f"{kind}.{request} is a {type(func).__name__}, not a method: define {define}")]
     found = []
+    where = defined_at(func)
     if not _is_async(func):
-        found.append(Deviation(f"{kind}.{request} is not async: write {define}"))
+        found.append(Deviation(f"{kind}.{request} is not async: write {define}",
+                               f"make the `def {request}` at {where} {define}" if where else None))
     if not _accepts(func, 2):
-        found.append(Deviation(f"{kind}.{request}{_signature(func)} cannot be called as {request}({items}, config)"))
+        found.append(Deviation(f"{kind}.{request}{_signature(func)} cannot be called as {request}({items}, config)",
+                               f"give the `def {request}` at {where} the parameters (self, {items}, config)"
+                               if where else None))
     return found
+
+
+def defined_at(func: Any) -> str | None:
+    """``pipeline.py:42``: the file and line of a method's ``def`` (its first decorator's line when decorated), or
+    None when its source cannot be found (a builtin, code made at run time)."""
+    try:
+        target = inspect.unwrap(func)
+        file = inspect.getsourcefile(target)
+        line = inspect.getsourcelines(target)[1]
+    except (TypeError, OSError, ValueError):
+        return None
+    return f"{os.path.basename(file)}:{line}" if file else None
 
 
 def _signature(func: Any) -> str:
@@ -140,3 +168,37 @@ def _signature(func: Any) -> str:
         return str(inspect.signature(func))
     except (TypeError, ValueError):
         return "(...)"
+
+
+def request_function(found: object, name: str, requests: Sequence[str]) -> str | None:
+    """The request (``translate`` or ``decide``) that ``found``, the function an entry point names, is itself — an
+    ``async def translate(entries, config)`` at module level, where a class belongs — or None (a class, or a
+    factory that returns a method)."""
+    if not inspect.isfunction(found):
+        return None
+    try:
+        parameters = inspect.signature(found).parameters
+    except (TypeError, ValueError):
+        return None
+    required = [p for p in parameters.values() if p.default is inspect.Parameter.empty
+                and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)]
+    request = name if name in requests else "decide" if "rows" in parameters and "decide" in requests else requests[0]
+    mistaken = (inspect.iscoroutinefunction(found) or bool({"entries", "rows"} & set(parameters))
+                or (name in requests and bool(required)))
+    return request if mistaken else None
+
+
+def function_not_class(name: str, module: str, file: str, request: str, classes: list[str], methods: list[str]
+                       ) -> tuple[str, str]:
+    """What is wrong, and the fix, when the entry point ``module:name`` names a function that is itself the method's
+    ``request``: the class of ``file`` (``classes``) that has it (``methods``) to point at, else how to write one."""
+    define = f"`async def {request}(self, {'rows' if request == 'decide' else 'entries'}, config)`"
+    if methods:
+        others = f" (or {', '.join(methods[1:])})" if methods[1:] else ""
+        hint = f'point it at the class that has {request}: "entry_point": "{module}:{methods[0]}"{others}'
+    else:
+        defined = f"{file} defines {', '.join(classes)}, none with {request}" if classes else f"{file} defines no class"
+        hint = (f'move {name} into a class as {define} and point at that class, e.g. "entry_point": '
+                f'"{module}:MyMethod" ({defined})')
+    return (f'"{name}" is a function, not a class: the entry point names a class (or a factory that returns a '
+            f"method) whose instances have {define}", hint)

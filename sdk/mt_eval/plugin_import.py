@@ -27,22 +27,25 @@ import os
 import re
 import sys
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 
 from mt_eval import process_exit
 from mt_eval.cached_bytecode import DamagedBytecode, SourceOnlyLoader, damaged_bytecode, set_aside
 from mt_eval.lone_surrogates import capped, writable
+from mt_eval.method_protocol import function_not_class, request_function
 from mt_eval.process_exit import ExitCalled, adopt_orphans, guard_process_exit
 
 
 class EntryPointError(Exception):
-    """The entry point cannot be imported; the message says why and ``hint`` how to fix it."""
+    """The entry point cannot be imported, or names no method; the message says why, ``hint`` how to fix it, and
+    ``code`` is the problem's (``"protocol"``: it imported, and names a function where a class belongs)."""
 
-    def __init__(self, message: str, hint: str | None = None) -> None:
+    def __init__(self, message: str, hint: str | None = None, code: str = "entry-point") -> None:
         super().__init__(message)
         self.hint = hint
+        self.code = code
 
 
 def private_package(directory: Path, method_id: str) -> str:
@@ -202,7 +205,8 @@ def _import_failure(exc: BaseException, directory: Path, module: str, target: Pa
     import shlex
     command = shlex.join([sys.executable, str(target)])  # (the Python running mt-eval: another may lack the SDK)
     return EntryPointError(f'importing "{module}" failed: {describe_exception(exc, directory)}',
-                           f"fix the error in {target.name} (run `{command}` to see the full traceback)")
+                           f"fix the error in {error_place(exc, directory) or target.name} (run `{command}` to see "
+                           "the full traceback)")
 
 
 @contextlib.contextmanager
@@ -286,21 +290,37 @@ def _rehome_siblings(before: set[str], package: str, directory: Path) -> None:
             sys.modules[f"{package}.{name}"] = sys.modules.pop(name)
 
 
-def resolve_class(module: ModuleType, name: str, entry_point: str) -> object:
-    """The attribute ``name`` of the entry module, listing the candidates when it is missing."""
+def resolve_class(module: ModuleType, name: str, entry_point: str, requests: Sequence[str] = ("translate",)
+                  ) -> object:
+    """The attribute ``name`` of the entry module, listing the candidates when it is missing; a function that is
+    itself the method's ``translate`` (or ``decide``) is refused, naming the class to point at instead."""
     try:
-        return getattr(module, name)
+        found = getattr(module, name)
     except AttributeError:
-        pass
+        classes, methods = entry_classes(module, requests)
+        candidates = methods or classes
+        hint = ("classes defined there: " + ", ".join(candidates)) if candidates else "no classes are defined there"
+        close = [c for c in candidates if c.lower() == name.lower()]
+        if close:
+            hint = f'did you mean "{close[0]}"? ' + hint
+        raise EntryPointError(f'entry point "{entry_point}": module has no attribute "{name}"', hint) from None
+    if (request := request_function(found, name, requests)) is not None:
+        file = Path(getattr(module, "__file__", None) or "the entry module").name
+        classes, methods = entry_classes(module, [request])
+        raise EntryPointError(*function_not_class(name, entry_point.partition(":")[0], file, request,
+                                                  classes, methods), code="protocol")
+    return found
+
+
+def entry_classes(module: ModuleType, requests: Sequence[str] = ("translate",)) -> tuple[list[str], list[str]]:
+    """The public classes ``module`` defines, and those of them with a method named in ``requests`` — the ones with
+    an async one when there are any (a helper class's own ``translate(text)`` is not the method)."""
     classes = [n for n, v in vars(module).items()
                if inspect.isclass(v) and not n.startswith("_") and getattr(v, "__module__", None) == module.__name__]
-    methods = [n for n in classes if hasattr(vars(module)[n], "translate")]
-    candidates = methods or classes
-    hint = ("classes defined there: " + ", ".join(candidates)) if candidates else "no classes are defined there"
-    close = [c for c in candidates if c.lower() == name.lower()]
-    if close:
-        hint = f'did you mean "{close[0]}"? ' + hint
-    raise EntryPointError(f'entry point "{entry_point}": module has no attribute "{name}"', hint)
+
+    def having(test: Callable[[object], bool]) -> list[str]:
+        return [n for n in classes if any(test(getattr(vars(module)[n], r, None)) for r in requests)]
+    return classes, having(inspect.iscoroutinefunction) or having(lambda found: found is not None)
 
 
 def describe_exception(exc: BaseException, directory: Path | None) -> str:
@@ -336,10 +356,29 @@ def describe_exit(exc: SystemExit, directory: Path | None = None) -> str:
 
 def _where(exc: BaseException, directory: Path | None) -> str:
     """`` (file:line)`` of the innermost frame inside ``directory`` (any frame without one), or ""."""
+    found = _innermost(exc, directory)
+    return f" ({Path(found[0]).name}:{found[1]})" if found else ""
+
+
+def _innermost(exc: BaseException, directory: Path | None) -> tuple[str, int | None] | None:
     resolved = directory.resolve() if directory is not None else None
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
         if frame.filename == process_exit.__file__:  # (where os._exit() raised, not where it was called)
             continue
         if frame.filename and (resolved is None or Path(frame.filename).resolve().is_relative_to(resolved)):
-            return f" ({Path(frame.filename).name}:{frame.lineno})"
-    return ""
+            return frame.filename, frame.lineno
+    return None
+
+
+def error_place(exc: BaseException, directory: Path) -> str | None:
+    """``helpers.py:3``: the file (relative to ``directory`` when inside it) and line to fix — a SyntaxError's own,
+    in whatever module the entry imported, else the innermost frame inside ``directory`` — or None."""
+    found = _innermost(exc, directory)
+    if isinstance(exc, SyntaxError) and exc.filename and os.path.isfile(exc.filename):  # (not compile()'s "<string>")
+        found = exc.filename, exc.lineno
+    if found is None:
+        return None
+    file, resolved = Path(found[0]), Path(found[0]).resolve()
+    shown = resolved.relative_to(directory.resolve()).as_posix() if resolved.is_relative_to(directory.resolve()) \
+        else str(file)
+    return f"{shown}:{found[1]}" if found[1] else shown
