@@ -45,7 +45,7 @@ CASES: list[tuple[str, Any, dict[str, str], str, str, str]] = [
     ("bad-method-id", {**BASE, "method_id": "My Method"}, {}, "$.method_id", '"My Method" is not kebab-case',
      'for example "my-method"'),
     ("bad-pair", {**BASE, "supported_pairs": ["eng-spa"]}, {}, "$.supported_pairs[0]",
-     '"eng-spa" is not a "source>target" language pair', 'for example "eng>spa"'),
+     '"eng-spa" is not a "source>target" language pair', 'with ISO 639 codes, e.g. "eng>spa"'),
     ("bad-dependency-class", {**BASE, "dependency_class": "B"}, {}, "$.dependency_class",
      'the string "B" is not a valid dependency class', 'use one of "A1", "A2", "O", "S", "X"'),
     ("bad-kind", {**BASE, "dependencies": [dep(kind="dataset")]}, {}, "$.dependencies[0].kind",

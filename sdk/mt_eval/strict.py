@@ -309,7 +309,8 @@ class _Walker:
             suggest = words.SUGGESTIONS.get(_word(meta, words.SUGGEST) or "")
             if suggest is not None:
                 suggestion = suggest(value)
-                if suggestion and _js_pattern(t.pattern).search(suggestion):  # "nonsense" is not offered back
+                # ("nonsense" is not offered back, nor the example the fix gives already)
+                if suggestion and _js_pattern(t.pattern).search(suggestion) and f'"{suggestion}"' not in hint:
                     hint = f'{hint}; for example "{suggestion}"'
             self.add(at, f"{js_string(value)} is not {means}", hint, code="pattern")
             return False

@@ -162,8 +162,11 @@ class Walker {
       const means = meta?.[PATTERN_MEANS];
       let hint = fix(meta, means ? `write it as ${means}` : `write it to match ${node.pattern}`);
       const suggestion = SUGGESTIONS[meta?.[SUGGEST]]?.(value);
-      // only a suggestion that is itself valid ("nonsense" is no pair, so it is not offered back)
-      if (suggestion && compiled(node.pattern).test(suggestion)) hint = `${hint}; for example "${suggestion}"`;
+      // only a suggestion that is itself valid ("nonsense" is no pair, so it is not offered back), and not the
+      // example the fix gives already
+      if (suggestion && compiled(node.pattern).test(suggestion) && !hint.includes(`"${suggestion}"`)) {
+        hint = `${hint}; for example "${suggestion}"`;
+      }
       this.add(at, `${jsString(value)} is not ${means || `matching ${node.pattern}`}`, hint, 'pattern');
       return false;
     }
