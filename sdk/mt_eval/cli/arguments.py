@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from mt_eval.corpus.reader import CorpusSpec
     from mt_eval.corpus.selection import SelectionRequest
 
-# The --help of publish and leaderboard after where the store is, as the README's "Storage" says it (store_engine)
+# The --help of publish and leaderboard after where the store is, as the README's "Publishing and the leaderboard"
+# says it (store_engine)
 POSTGRES_CONNECTING = """\
 The URL's own libpq settings win over mt-eval's defaults (connect_timeout 10 s, TCP keepalives):
 postgresql://USER@HOST/DB?connect_timeout=3 waits 3 s; without one in the URL, $PGCONNECT_TIMEOUT does. A server
