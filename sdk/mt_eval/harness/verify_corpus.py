@@ -55,7 +55,10 @@ def check_corpus(result: Verification, card: RunCard, given: CorpusSpec | str | 
     """The entries the card's results cover: the corpus read as the card records, its selection applied."""
     from mt_eval.corpus.model import CorpusError, entry_key  # (the modules read on a cache miss are imported then)
 
+    stream = None if given is not None else _recorded_stream(card)
     try:
+        if stream is not None:  # (never this command's own standard input in its place: a terminal would wait)
+            raise ValueError(f"the run read it from {stream}, which is gone once read")
         spec, _ = corpora.spec(card, result.path, given)
         key = repr(spec)  # (read once by what is read: cards recording one corpus by two paths share --corpus -)
         path = spec.main_path
@@ -70,7 +73,10 @@ def check_corpus(result: Verification, card: RunCard, given: CorpusSpec | str | 
         parallel = card.corpus.reading is not None and card.corpus.reading.format == "parallel"
         hint = ("give the corpus with --source-file FILE and --reference-file FILE" if parallel
                 else "give the corpus with --corpus FILE")
-        if given is None and not Path(card.corpus.path).is_absolute() and not Path(card.corpus.path).exists():
+        if stream is not None:
+            hint = f"{hint}: the file the run read from {stream} (or pipe it again: --corpus -)" if not parallel \
+                else f"{hint} (- for the one the run read from {stream}, piped again)"
+        elif given is None and not Path(card.corpus.path).is_absolute() and not Path(card.corpus.path).exists():
             hint = (f"the card records the corpus as {card.corpus.path}, relative to the directory the run started "
                     f"in: run this there, or {hint}")
         result.problem("$.corpus.path", f"cannot read the corpus{where}: {first.removeprefix('cannot read corpus: ')}",
@@ -169,6 +175,16 @@ def _reading_differs(result: Verification, card: RunCard, source: Any) -> list[s
         result.problem(where, f"the card says {card_says}, its corpus read again gives {read_says}",
                        "use the card the run wrote", code="corpus-facts")
     return [where.removeprefix("$.") for where in wrong]
+
+
+def _recorded_stream(card: RunCard) -> str | None:
+    """The pipe or standard input a card records its corpus was read from (`stream_name`: ``standard input``,
+    ``/dev/fd/63``), or None when it was read from files."""
+    from mt_eval.corpus.files import stream_name
+
+    reading = card.corpus.reading
+    recorded = (card.corpus.path, *(f.path for f in reading.files)) if reading is not None else (card.corpus.path,)
+    return next((named for path in recorded if (named := stream_name(Path(path))) is not None), None)
 
 
 def _pair_matches(result: Verification, card: RunCard, source: Any) -> bool:
