@@ -270,6 +270,9 @@ def test_json_has_every_card_not_tried_when_the_store_policy_or_an_extension_sto
         assert [(r["card"], r["status"], r["id"]) for r in shown] == [(name, "not_tried", None) for name in given]
         assert all(r["message"].startswith(f"not tried {r['card']}: {why}") for r in shown)
         assert "nothing was published" in captured.err or "cannot enable extension" in captured.err
+        if why == "the store cannot be opened":  # (why not: the reason stderr gives, in each card's message too)
+            reason = captured.err.removeprefix("mt-eval publish: ").partition("; nothing was published")[0]
+            assert reason and all(r["message"].endswith(f"{why} ({reason})") for r in shown), (reason, shown)
     assert stored(db) == []
 
 

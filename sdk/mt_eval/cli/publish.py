@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
             store = open_store(args.db)
         except StoreError as exc:
             said_on_stderr(f"mt-eval publish: {exc}; nothing was published")
-            _none_tried(args, "the store cannot be opened")
+            _none_tried(args, f"the store cannot be opened ({exc})")  # (the reason, as stderr says it)
             return 1
     except KeyboardInterrupt:
         _none_tried(args, "interrupted before any card was read")
