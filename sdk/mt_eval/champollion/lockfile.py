@@ -5,9 +5,14 @@ the source text the value was translated from and the fingerprint of the method 
 settings that shape a translation: not ``batchSize`` or ``timeoutS``) that translated it, as
 ``"SOURCE METHOD"`` (``-`` for the method of a value that was already there when the key was first seen:
 it is kept, and translated again only when its source changes). A key is sent again when its source hash
-or the method fingerprint differs, or when its value is missing from the target file::
+or the method fingerprint differs, or when its value is missing from the target file. ``values`` records the hash
+of each value the method wrote, so that one a person edited since is told apart: it is kept as a value that was
+already there (``-``), and not replaced when the method changes. (It is a section of its own, which a reader that
+does not know it leaves aside, rather than a third part of the entry, which would make such a reader send every
+key again.)::
 
-    {"version": 1, "files": {"es/common.json": {"greeting": "185f8db32271fe25 4177342101375941"}}}
+    {"version": 1, "files": {"es/common.json": {"greeting": "185f8db32271fe25 4177342101375941"}},
+     "values": {"es/common.json": {"greeting": "8c2ab2e4ac1e4f3a"}}}
 
 Hashes are the first 16 hex digits of SHA-256 over UTF-8; `bridge/vectors/champollion/hashing.json` pins
 them, and the fingerprint's input, for both sides. SOURCE covers how the text is read, too: a text read as ICU
@@ -63,6 +68,15 @@ def method_fingerprint(method_id: str, code_sha256: str, source_lang: str, targe
 class LockEntry:
     source: str
     method: str | None
+    value: str | None = None  # the hash of the value the method wrote (None: not recorded, or method is None)
+
+    def edited(self, value: str) -> bool:
+        """Whether ``value`` is not the one the method wrote: a person edited it since."""
+        return self.method is not None and self.value is not None and self.value != hash_text(value)
+
+    def with_value(self, value: str) -> LockEntry:
+        """This entry recording the hash of ``value``, the value written, when the method wrote it (`edited`)."""
+        return self if self.method is None else LockEntry(self.source, self.method, hash_text(value))
 
 
 @dataclass
@@ -72,9 +86,12 @@ class Lock:
     files: dict[str, dict[str, LockEntry]] = field(default_factory=dict)
 
     def to_json(self) -> str:
+        ordered = sorted(self.files.items(), key=lambda item: utf16_key(item[0]))
         files = {name: {key: f"{e.source} {e.method or '-'}" for key, e in entries.items()}
-                 for name, entries in sorted(self.files.items(), key=lambda item: utf16_key(item[0]))}
-        return format_json({"version": LOCK_VERSION, "files": files})
+                 for name, entries in ordered}
+        values = {name: hashes for name, entries in ordered
+                  if (hashes := {key: e.value for key, e in entries.items() if e.method and e.value})}
+        return format_json({"version": LOCK_VERSION, "files": files, **({"values": values} if values else {})})
 
 
 class LockError(ValueError):
@@ -98,12 +115,16 @@ def read_lock(path: Path) -> Lock:
         if not isinstance(entries, dict):
             raise LockError(f"{path}: files[{js_string(name)}] is not an object; delete the lock file to re-check "
                             "every key")
-        lock.files[name] = {key: entry for key, raw in entries.items() if (entry := _entry(raw)) is not None}
+        hashes = data.get("values", {}).get(name) if isinstance(data.get("values"), dict) else None
+        lock.files[name] = {key: entry for key, raw in entries.items()
+                            if (entry := _entry(raw, hashes.get(key) if isinstance(hashes, dict) else None))}
     return lock
 
 
-def _entry(raw: Any) -> LockEntry | None:
+def _entry(raw: Any, value: Any) -> LockEntry | None:
     parts = raw.split(" ") if isinstance(raw, str) else []
     if len(parts) != 2 or not parts[0] or not parts[1]:
         return None  # an entry it cannot read only means the key is checked again
-    return LockEntry(parts[0], None if parts[1] == "-" else parts[1])
+    method = None if parts[1] == "-" else parts[1]
+    # (a value hash it cannot read only means an edit of that value is not told apart)
+    return LockEntry(parts[0], method, value if method and isinstance(value, str) and value else None)

@@ -5,7 +5,8 @@ was translated (``source changed``), its text is read as ICU now that its file h
 is (``now read as ICU``, ``no longer read as ICU``: `lockfile`), the pair's method or settings changed
 (``method changed``) or every key is forced (``forced``). A value present in the target but unknown to the lock
 file is *adopted*: kept and recorded, translated again only when its source changes (not when its reading does:
-it was written for the file's format). Keys of the target that the source no longer
+it was written for the file's format); so is a value edited since the method wrote it (its hash is not the one the
+lock recorded), which a change of the method does not replace. Keys of the target that the source no longer
 has are *removed*. A target file that is a source file (a symbolic link to it, or into the source folder) is an
 error, neither read nor written. A file with keys due that could not be written (a directory in its place, a file
 where its directory should be, a directory that is not writable) or that its user made read-only is an error at
@@ -77,6 +78,18 @@ def read_tree(path: Path, raw: bytes | None = None, repeated: list[str] | None =
     return tree
 
 
+def edited_since_read(plan: FilePlan) -> dict[str, str]:
+    """The values of the target file that differ from those it was planned from: edited by a person while its keys
+    were translated, they are kept when it is written. `FileProblem` when it can no longer be read."""
+    if not plan.path.is_file():
+        return {}
+    raw = read_bytes(plan.path)
+    if plan.previous_text is not None and raw == plan.previous_text.encode("utf-8"):
+        return {}
+    now = string_values(read_tree(plan.path, raw))
+    return {key: text for key, text in now.items() if plan.previous.get(key) != text}
+
+
 def plan_file(files: LocaleFiles, name: str, locales_dir: Path, input_locale: str, locale: str, lock: Lock,
               fingerprint: str, *, force: bool, leave_out: str | None = None) -> FilePlan:
     """The plan of one target file. Its ``read_only`` is the `FileProblem` of a read-only target (`files.read_only`,
@@ -125,6 +138,9 @@ def plan_file(files: LocaleFiles, name: str, locales_dir: Path, input_locale: st
             plan.keep[slot.key] = LockEntry(locked, None)
         elif entry.source != locked and entry.source != hash_text(slot.source, read_as_icu=not read_as_icu):
             reason = "source changed"
+        elif entry.edited(previous):  # a person fixed the method's translation: kept as adopted
+            plan.adopted.append(slot.key)
+            plan.keep[slot.key] = LockEntry(locked, None)
         elif entry.source != locked and entry.method is not None:
             reason = "now read as ICU" if read_as_icu else "no longer read as ICU"
         elif entry.method is not None and entry.method != fingerprint:

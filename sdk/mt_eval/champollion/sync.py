@@ -30,7 +30,7 @@ from mt_eval.champollion.languages import LanguageError, pair_languages
 from mt_eval.champollion.locales import LocaleFiles, fill, find_locale_files, slots
 from mt_eval.champollion.lockfile import LOCK_FILE, Lock, LockEntry, method_fingerprint, read_lock
 from mt_eval.champollion.placeholders import PlaceholderError, Protected, has_words, keep_edges, protect, restore
-from mt_eval.champollion.plan import FilePlan, plan_file, source_of
+from mt_eval.champollion.plan import FilePlan, edited_since_read, plan_file, source_of
 from mt_eval.champollion.plugins import resolve_plugin
 from mt_eval.code_hash import code_sha256
 from mt_eval.guarded_calls import call_failure
@@ -330,7 +330,18 @@ def _finish_file(plan: FilePlan, outcomes: dict[str, tuple[str | None, str | Non
     due_keys = {d.slot.key for d in plan.due}
     values = {key: text for key, text in plan.previous.items() if key in plan.keep or key in due_keys}
     entries: dict[str, LockEntry] = dict(plan.keep)
+    try:  # a value a person saved while the keys were translated is kept (adopted), not written over
+        edited = {key: text for key, text in edited_since_read(plan).items() if key in values or key in due_keys}
+    except FileProblem as exc:
+        report.error = str(exc)  # edited meanwhile into what cannot be read: left as it is, with its lock entries
+        return report
+    values.update(edited)
+    sources = {**{key: entry.source for key, entry in entries.items()}, **{d.slot.key: d.source_hash for d in plan.due}}
+    entries.update({key: LockEntry(sources[key], None) for key in edited})
+    report.adopted = [*plan.adopted, *(key for key in edited if key not in plan.adopted)]
     for due in plan.due:
+        if due.slot.key in edited:
+            continue
         if due.text not in outcomes:  # the run was interrupted before it was translated
             report.interrupted.append(due.slot.key)
             continue
@@ -358,7 +369,7 @@ def _finish_file(plan: FilePlan, outcomes: dict[str, tuple[str | None, str | Non
             report.error = str(exc)  # its lock entries stay as they were: what it lacks is sent again next time
             return report
         report.written = True
-    lock.files[plan.name] = {slot.key: entries[slot.key] for slot in slots(plan.shape)
+    lock.files[plan.name] = {slot.key: entries[slot.key].with_value(values[slot.key]) for slot in slots(plan.shape)
                              if slot.key in entries and slot.key in values and not slot.collision}
     return report
 

@@ -1,7 +1,10 @@
 // The lock file, <localesDir>/.champollion-lock.json: per target file and key, "SOURCE METHOD" — the
 // hash of the source text a value was translated from and the fingerprint of the method (its code, its settings)
 // that translated it ("-" for a value that was there before the key was first seen: kept, and sent
-// again only when its source changes). As mt_eval.champollion.lockfile; hashes are the first 16 hex
+// again only when its source changes). "values" records the hash of each value the method wrote (per target file
+// and key), so that one a person edited since is told apart: it is kept as a value that was already there ("-"), and
+// not replaced when the method changes (a section of its own, which a reader that does not know it leaves aside).
+// As mt_eval.champollion.lockfile; hashes are the first 16 hex
 // digits of SHA-256 over UTF-8 (bridge/vectors/champollion/hashing.json). SOURCE covers how the text is read, too: a
 // text read as ICU only because its file holds ICU messages (Open {name} beside a plural: placeholders.js's
 // readAsIcuForItsFile) is sent and written otherwise than as plain text, so its SOURCE is the hash of the byte 0xFF
@@ -48,23 +51,40 @@ export class LockError extends Error {
   }
 }
 
-/** files: Map(target file → Map(key → {source, method})), in the file's order. */
+/** Whether value is not the one the method wrote, as entry records it: a person edited it since. */
+export function editedSince(entry, value) {
+  return entry.method !== null && Boolean(entry.value) && entry.value !== hashText(value);
+}
+
+/** entry recording the hash of value, the value written, when the method wrote it (editedSince tells it apart). */
+export function withValue(entry, value) {
+  return entry.method === null ? entry : { source: entry.source, method: entry.method, value: hashText(value) };
+}
+
+/** files: Map(target file → Map(key → {source, method, value?})), in the file's order. */
 export class Lock {
   constructor() {
     this.files = new Map();
   }
 
   toJson() {
-    const files = new Map([...this.files.keys()].sort(byCodeUnits).map((name) => [name,
+    const names = [...this.files.keys()].sort(byCodeUnits);
+    const files = new Map(names.map((name) => [name,
       new Map([...this.files.get(name)].map(([key, entry]) => [key, `${entry.source} ${entry.method ?? '-'}`]))]));
-    return formatJson(new Map([['version', LOCK_VERSION], ['files', files]]));
+    const values = new Map(names.map((name) => [name, new Map([...this.files.get(name)]
+      .filter(([, entry]) => entry.method && entry.value).map(([key, entry]) => [key, entry.value]))])
+      .filter(([, hashes]) => hashes.size > 0));
+    const sections = [['version', LOCK_VERSION], ['files', files]];
+    return formatJson(new Map(values.size ? [...sections, ['values', values]] : sections));
   }
 }
 
-function entry(raw) {
+function entry(raw, value) {
   const parts = typeof raw === 'string' ? raw.split(' ') : [];
   if (parts.length !== 2 || !parts[0] || !parts[1]) return null; // only means the key is checked again
-  return { source: parts[0], method: parts[1] === '-' ? null : parts[1] };
+  const method = parts[1] === '-' ? null : parts[1];
+  // (a value hash it cannot read only means an edit of that value is not told apart)
+  return { source: parts[0], method, value: method && typeof value === 'string' && value ? value : null };
 }
 
 /** The lock file at path, or an empty lock when there is none. */
@@ -85,9 +105,10 @@ export function readLock(path) {
     if (!(entries instanceof Map)) {
       throw new LockError(`${path}: files[${JSON.stringify(name)}] is not an object; delete the lock file to re-check every key`);
     }
+    const values = data.get('values') instanceof Map ? data.get('values').get(name) : undefined;
     const kept = new Map();
     for (const [key, raw] of entries) {
-      const found = entry(raw);
+      const found = entry(raw, values instanceof Map ? values.get(key) : undefined);
       if (found) kept.set(key, found);
     }
     lock.files.set(name, kept);

@@ -1,7 +1,8 @@
 // What a locale needs, per target file (as mt_eval.champollion.plan): keys up to date, keys due (new,
 // source changed, now read as ICU or no longer read as ICU (lockfile.js), method changed, forced), values adopted
 // (present but unknown to the lock: kept and recorded; not sent again when only their reading changes: they were
-// written for the file's format) and keys removed (no longer in the source). A target file that is a source file (a
+// written for the file's format; and values edited since the method wrote them, which a change of the method does not
+// replace) and keys removed (no longer in the source). A target file that is a source file (a
 // symbolic link to it, or into the source folder) is an error, neither read nor written. A file with keys due that
 // could not be written (a directory in its place, a file where its directory should be, a directory that is not
 // writable) or that its user made read-only is an error at once, and none of its keys is sent. A source file that
@@ -10,7 +11,7 @@ import { join } from 'node:path';
 
 import { FileProblem, isFile, parseJsonFile, readBytes, readOnly, sourceInPlace, unwritable } from './files.js';
 import { layout, slots, stringValues } from './locales.js';
-import { hashText } from './lockfile.js';
+import { editedSince, hashText } from './lockfile.js';
 import { holdsIcuMessage, readAsIcuForItsFile } from './placeholders.js';
 
 /**
@@ -28,6 +29,17 @@ export function readTree(path, bytes = readBytes(path), repeated = null) {
   const tree = parseJsonFile(bytes, path, { exactNumbers: true, repeated });
   if (!(tree instanceof Map)) throw new FileProblem(path, 'expected a JSON object of translation keys');
   return tree;
+}
+
+/**
+ * The values of the target file that differ from those it was planned from: edited by a person while its keys were
+ * translated, they are kept when it is written. Throws FileProblem when it can no longer be read.
+ */
+export function editedSinceRead(plan) {
+  if (!isFile(plan.path)) return new Map();
+  const bytes = readBytes(plan.path);
+  if (plan.previousText !== null && bytes.equals(Buffer.from(plan.previousText, 'utf8'))) return new Map();
+  return new Map([...stringValues(readTree(plan.path, bytes))].filter(([key, text]) => plan.previous.get(key) !== text));
 }
 
 /**
@@ -99,6 +111,9 @@ export function planFile(files, name, localesDir, inputLocale, locale, lock, fin
       plan.keep.set(slot.key, { source: sourceHash, method: null });
     } else if (entry.source !== sourceHash && entry.source !== hashText(slot.source, { readAsIcu: !readAsIcu })) {
       reason = 'source changed';
+    } else if (editedSince(entry, previous)) { // a person fixed the method's translation: kept as adopted
+      plan.adopted.push(slot.key);
+      plan.keep.set(slot.key, { source: sourceHash, method: null });
     } else if (entry.source !== sourceHash && entry.method !== null) {
       reason = readAsIcu ? 'now read as ICU' : 'no longer read as ICU';
     } else if (entry.method !== null && entry.method !== fingerprint) reason = 'method changed';

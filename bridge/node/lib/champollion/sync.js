@@ -19,9 +19,9 @@ import { LanguageError, pairLanguages, sameLocale } from './languages.js';
 import { describeEscaped } from './method-guard.js';
 import { checkLocalesOptions } from './options.js';
 import { dropStaleFiles, fill, findLocaleFiles, slots } from './locales.js';
-import { LOCK_FILE, methodFingerprint, readLock } from './lockfile.js';
+import { LOCK_FILE, methodFingerprint, readLock, withValue } from './lockfile.js';
 import { hasWords, keepEdges, PlaceholderError, protect, restore } from './placeholders.js';
-import { planFile, sourceOf } from './plan.js';
+import { editedSinceRead, planFile, sourceOf } from './plan.js';
 import { checkLocalesDir, readChampollionConfig, splitPairKey } from './config.js';
 import { loadMethodPlugin, resolveMethodPlugin } from './plugins.js';
 import { acquireProjectLock } from './project-lock.js';
@@ -343,7 +343,23 @@ function finishFile(plan, outcomes, texts, lock, fingerprint, dryRun) {
   const dueKeys = new Set(plan.due.map(({ slot }) => slot.key));
   const values = new Map([...plan.previous].filter(([key]) => plan.keep.has(key) || dueKeys.has(key)));
   const entries = new Map(plan.keep);
+  let edited; // a value a person saved while the keys were translated is kept (adopted), not written over
+  try {
+    edited = new Map([...editedSinceRead(plan)].filter(([key]) => values.has(key) || dueKeys.has(key)));
+  } catch (error) {
+    if (!(error instanceof FileProblem)) throw error;
+    report.error = error.message; // edited meanwhile into what cannot be read: left as it is, with its lock entries
+    return report;
+  }
+  const sources = new Map([...[...entries].map(([key, entry]) => [key, entry.source]),
+    ...plan.due.map(({ slot, sourceHash }) => [slot.key, sourceHash])]);
+  for (const [key, text] of edited) {
+    values.set(key, text);
+    entries.set(key, { source: sources.get(key), method: null });
+  }
+  report.adopted = [...plan.adopted, ...[...edited.keys()].filter((key) => !plan.adopted.includes(key))];
   for (const { slot, text: key, sourceHash } of plan.due) {
+    if (edited.has(slot.key)) continue;
     const outcome = outcomes.get(key);
     if (outcome === undefined) { // the run was interrupted before it was translated
       report.interrupted.push(slot.key);
@@ -377,6 +393,6 @@ function finishFile(plan, outcomes, texts, lock, fingerprint, dryRun) {
   }
   lock.files.set(plan.name, new Map(slots(plan.shape)
     .filter((slot) => entries.has(slot.key) && values.has(slot.key) && !slot.collision)
-    .map((slot) => [slot.key, entries.get(slot.key)])));
+    .map((slot) => [slot.key, withValue(entries.get(slot.key), values.get(slot.key))])));
   return report;
 }
