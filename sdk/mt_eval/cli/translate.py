@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any
 
-from mt_eval.cli.arguments import add_start_timeout_argument, doubt_code, pair_argument, positive_float, with_examples
+from mt_eval.cli.arguments import (
+    add_model_arguments,
+    add_start_timeout_argument,
+    doubt_code,
+    pair_argument,
+    positive_float,
+    with_examples,
+)
+from mt_eval.cli.translate_output import InOrderPrinter
 from mt_eval.cli.usage_errors import named_path, plugin_operand
 
 if TYPE_CHECKING:
@@ -52,8 +58,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=positive_float, default=120.0, metavar="S",
                         help="seconds per sentence (default 120); past it the sentence fails as timed out")
     add_start_timeout_argument(parser, "the method, when it runs as a guest (a Node entry, a command),")
+    add_model_arguments(parser.add_argument_group("passed to the method (RunConfig), as mt-eval run passes them"))
     with_examples(parser, 'mt-eval translate examples/lexicon-eng-spa "Good morning, my friend."',
                   "mt-eval translate examples/lexicon-eng-spa --file examples/lexicon-eng-spa/sample.txt",
+                  "mt-eval translate plugins/my-llm --base-url http://127.0.0.1:8000/v1 --model NAME \"Hello.\"",
+                  "mt-eval translate my-method --param api_url=http://127.0.0.1:5000/translate \"Hello.\"",
                   "echo 'The cat drinks water.' | mt-eval translate examples/lexicon-eng-spa --pair eng:spa --json",
                   "mt-eval translate examples/apertium-eng-spa --pair 'spa>eng' \"Buenos días.\"   # needs apertium",
                   exit_statuses="0 no sentence failed; 1 one did, the plugin cannot be loaded or its method "
@@ -69,9 +78,13 @@ def run(args: argparse.Namespace) -> int:
         raise OptionError(reading[0], "says how a corpus given with --file is read: give --file FILE with it, or "
                           f"leave {reading[0]} out")
     columns = [name.strip() for name in args.columns.split(",")] if args.columns else None
+    from mt_eval.cli.method_params import method_params
+
+    settings = {"model": args.model, "base_url": args.base_url, "temperature": args.temperature,
+                "max_tokens": args.max_tokens, "params": method_params(args.param)}
     return translate(Path(args.plugin), args.texts, pair=args.pair, as_json=args.json,
                      file=_file_given(args.file) if args.file else None, columns=columns, accept=args.accept_doubt,
-                     timeout_s=args.timeout)
+                     timeout_s=args.timeout, settings=settings)
 
 
 def _file_given(text: str) -> Path:
@@ -81,7 +94,11 @@ def _file_given(text: str) -> Path:
 
 
 def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: bool, file: Path | None = None,
-              columns: list[str] | None = None, accept: Sequence[str] = (), timeout_s: float = 120.0) -> int:
+              columns: list[str] | None = None, accept: Sequence[str] = (), timeout_s: float = 120.0,
+              settings: dict[str, Any] | None = None) -> int:
+    """Translate ``texts`` (then ``file``'s) with the plugin; ``settings``: what the method gets in its config
+    besides the pair and ``timeout_s`` (model, base_url, temperature, max_tokens, params), as ``mt-eval run``
+    gives them. The exit status."""
     import anyio
     import msgspec
 
@@ -121,9 +138,11 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     pair = method_pair
     source_lang, _, target_lang = pair.partition(">")
     try:
-        config = RunConfig(source_lang=source_lang, target_lang=target_lang, timeout_s=timeout_s)
-    except msgspec.ValidationError as exc:
-        _say(f"--pair '{pair}': {exc}")
+        given = {key: value for key, value in (settings or {}).items() if value is not None}
+        config = msgspec.convert({"source_lang": source_lang, "target_lang": target_lang, "timeout_s": timeout_s,
+                                  **given}, RunConfig)
+    except msgspec.ValidationError as exc:  # (the options' own types refuse a bad setting first)
+        _say(f"--pair '{pair}': {exc}" if "_lang`" in str(exc) else f"invalid configuration: {exc}")
         return 2
     for number, text in enumerate(texts, start=1):
         if (position := _surrogate_at(text)) is not None:  # bytes that are not UTF-8 in an argument
@@ -168,7 +187,7 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     notes = StraysKept()
     if isinstance(getattr(loaded.method, "result_notes", None), ResultNotes):  # (what a guest's host changed too)
         loaded.method.result_notes = notes  # type: ignore[attr-defined]
-    printer = _InOrder(as_json, corpus_ids)
+    printer = InOrderPrinter(as_json, corpus_ids)
 
     async def call(part: list[dict[str, str]], config: RunConfig, limiter: anyio.CapacityLimiter
                    ) -> list[TranslationResult]:
@@ -248,67 +267,6 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     return 1 if printer.failed else 0
 
 
-class _InOrder:
-    """Prints each line's result as soon as it and every line before it are done (the output is line N for input
-    line N, and what was printed stays printed if the command is stopped), to standard output as it was before a
-    method's prints were diverted (`mt_eval.guarded_calls.prints_to_stderr`). A write that fails (a full disk, a
-    reader gone) is kept in ``error``, ``on_error`` is called, and nothing more is printed."""
-
-    def __init__(self, as_json: bool, corpus_ids: dict[int, str]) -> None:
-        self.as_json = as_json
-        self.corpus_ids = corpus_ids  # line number → the id its corpus gives it (--json shows it)
-        self.printed = 0
-        self.failed = 0
-        self.error: OSError | None = None
-        self.on_error: Callable[[], None] = lambda: None
-        self._waiting: dict[int, TranslationResult] = {}
-        self._out = _copy_of_stdout()
-        self._terminal = self._out.isatty()  # (a method's control characters are shown escaped, not obeyed)
-
-    def done(self, result: TranslationResult) -> None:
-        self._waiting[int(result.id)] = result
-        self.failed += result.error is not None
-        ready: list[TranslationResult] = []
-        while (self.printed + len(ready) + 1) in self._waiting:
-            ready.append(self._waiting.pop(self.printed + len(ready) + 1))
-        if not ready or self.error is not None:
-            return
-        if self.as_json:
-            import msgspec
-
-            text = "".join(msgspec.json.encode(msgspec.structs.replace(r, id=self.corpus_ids.get(int(r.id), r.id)))
-                           .decode() + "\n" for r in ready)
-        else:
-            text = "".join(_shown(r) + "\n" for r in ready)
-        if self._terminal:
-            from mt_eval.control_chars import output_for_terminal
-
-            text = output_for_terminal(text, as_json=self.as_json)
-        try:
-            self._out.write(text)
-            self._out.flush()
-        except OSError as exc:
-            self.error = exc
-            self.on_error()
-            return
-        self.printed += len(ready)
-
-    def close(self) -> None:
-        if self._out is not sys.stdout:
-            with contextlib.suppress(OSError):
-                self._out.close()
-
-
-def _copy_of_stdout() -> TextIO:
-    """Standard output, written to through a copy of fd 1 (which a method's prints are diverted from); sys.stdout
-    itself when it is no file (a test's capture, which the diversion leaves alone)."""
-    try:
-        fd = os.dup(sys.stdout.fileno())
-    except (AttributeError, OSError, ValueError):
-        return sys.stdout
-    return open(fd, "w", encoding=sys.stdout.encoding, errors=sys.stdout.errors, closefd=True)
-
-
 def _say(message: str) -> None:
     """Print ``message`` on stderr, its control and invisible characters (of a path, of a method's id) escaped."""
     from mt_eval.cli import said_on_stderr
@@ -382,19 +340,3 @@ def utf8_lines(data: bytes) -> list[str]:
 
 def _surrogate_at(text: str) -> int | None:
     return next((i for i, char in enumerate(text) if "\ud800" <= char <= "\udfff"), None)
-
-
-def _shown(result: object) -> str:
-    """A result as its one line (line breaks in it as spaces, as in a run's predictions.txt, so output line N is
-    input line N): the translation as the method gave it, or why there is none, with the control and invisible
-    characters of the method's message escaped (as run lists a method's errors)."""
-    from mt_eval.control_chars import escaped_for_terminal
-    from mt_eval.harness.corpus import one_line
-
-    error, predicted = getattr(result, "error", None), getattr(result, "predicted", None)
-    if error is not None:
-        return escaped_for_terminal(one_line(f"[error] {error}"))
-    if getattr(result, "abstained", False):
-        reason = getattr(result, "abstain_reason", None) or "the method declined this sentence"
-        return escaped_for_terminal(one_line(f"[declined] {reason}"))
-    return one_line(str(predicted))
