@@ -289,7 +289,7 @@ def test_results_for_entries_not_sent_are_dropped_and_said_alike_by_both_command
     assert runs["node"] == runs["python"]
     assert runs["python"][0] == 0
     said = ("<prog>: warning: pair {}: the method returned results that match no entry it was sent (ids \"1-stray\"); "
-            "they were dropped (a result's id is its entry's id, a string)")
+            "they were dropped (a result is {{\"id\": entry[\"id\"], \"predicted\": TEXT}}, one per entry)")
     assert sorted(runs["python"][2].splitlines()) == [said.format("en:es"), said.format("en:fr")]
     assert tree(projects["node"]) == tree(projects["python"])
 

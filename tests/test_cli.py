@@ -240,7 +240,7 @@ def test_translate_reports_a_method_that_raises_or_returns_junk(make_plugin):
     shown = run("translate", str(make_plugin(files={"pipeline.py": junk})), "--pair", "eng>spa", "hi")
     assert shown.returncode == 1
     assert ("plugin-1: the method returned results that match no entry it was sent (ids 1); they were dropped (a "
-            "result's id is its entry's id, a string)") in shown.stderr
+            'result is {"id": entry["id"], "predicted": TEXT}, one per entry)') in shown.stderr
 
 
 def test_the_readme_lists_the_exit_statuses_of_every_command():

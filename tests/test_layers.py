@@ -32,6 +32,7 @@ LAYERS: dict[str, list[str]] = {
                    "mt_eval.signal_arrivals"],
     # the formats: what a method, its plugin, a corpus and a result are, and the rules they follow
     "contract": ["mt_eval.records", "mt_eval.decisions.records", "mt_eval.decisions.answers", "mt_eval.results",
+                 "mt_eval.unmatched_results",
                  "mt_eval.manifest", "mt_eval.dependency_classes", "mt_eval.method_card", "mt_eval.method_protocol",
                  "mt_eval.hookspecs", "mt_eval.extensions", "mt_eval.gold", "mt_eval.corpus",
                  "mt_eval.node_contract", "mt_eval.pairs", "mt_eval.champollion.languages"],

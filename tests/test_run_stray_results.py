@@ -23,6 +23,7 @@ GHOSTS_JS = """
 exports.translate = async (entries) => [...entries.map((e) => ({ id: e.id, predicted: 'x' + e.source })),
   { id: 'ghost-' + entries[0].id }];
 """
+SHAPE = ' (a result is {"id": entry["id"], "predicted": TEXT}, one per entry)'
 SAID = "the method returned results that match no entry it was sent (ids \"ghost-e{}\"); they were dropped"
 LATER = "; later calls' results that match no entry are dropped without a word"
 
@@ -40,18 +41,18 @@ def test_a_run_says_the_first_calls_that_return_unmatched_results_and_keeps_ever
     card = msgspec.json.decode((tmp_path / "run" / "card.json").read_bytes(), type=RunCard)
     assert [r.predicted for r in card.results] == ["x" + s for s in sources], done.stderr
     said = [line for line in done.stderr.splitlines() if "match no entry" in line]
-    assert said == [SAID.format(0) + " (a result's id is its entry's id, a string)",
-                    SAID.format(1) + " (a result's id is its entry's id, a string)",
-                    SAID.format(2) + " (a result's id is its entry's id, a string)" + LATER], done.stderr
+    assert said == [SAID.format(0) + SHAPE,
+                    SAID.format(1) + SHAPE,
+                    SAID.format(2) + SHAPE + LATER], done.stderr
 
 
 def test_each_host_counts_its_own_calls():
     first, second = ResultNotes(), ResultNotes()
-    for _ in range(5):
-        first.stray_warning(["a"])
+    for i in range(5):
+        first.stray_warning([str(i)])  # (a warning said already is not said again: each call's its own)
     assert first.stray_warning(["b"]) is None
     assert second.stray_warning(["b"]) == 'the method returned results that match no entry it was sent (ids "b"); ' \
-        "they were dropped (a result's id is its entry's id, a string)"
+        "they were dropped (a result is {\"id\": entry[\"id\"], \"predicted\": TEXT}, one per entry)"
     assert second.stray_warning([]) is None and second.stray_calls == 1
 
 
@@ -80,7 +81,7 @@ def test_results_without_a_string_id_are_said_in_every_runtime(tmp_path: Path, r
         "id is its entry's id, a string)"}
     said = {line for line in done.stderr.splitlines() if "match no entry" in line}
     assert said == {"the method returned results that match no entry it was sent (ids 0, 1, null; 1 item that is not "
-                    "an object); they were dropped (a result's id is its entry's id, a string)"}, done.stderr
+                    "an object: the string \"z\"); they were dropped" + SHAPE}, done.stderr
 
 
 @pytest.mark.parametrize("runtime", ["python", "isolated", pytest.param("node", marks=needs_node)])
@@ -97,7 +98,7 @@ def test_latency_calls_that_return_unmatched_results_measure_nothing_and_say_not
     card = msgspec.json.decode((tmp_path / "run" / "card.json").read_bytes(), type=RunCard)
     assert [r.predicted for r in card.results] == ["xa", "xb", "xc"], done.stderr
     said = [line for line in done.stderr.splitlines() if "match no entry" in line]
-    assert said == [SAID.format(0) + " (a result's id is its entry's id, a string)"], done.stderr
+    assert said == [SAID.format(0) + SHAPE], done.stderr
     assert (card.latency.cold_failed, card.latency.hot_calls) == ("not one result", 0)
     assert card.latency.hot_failed == card.latency.repetitions * card.latency.hot_entries > 0
     assert "  latency: not measured (the first call: not one result)" in done.stdout.splitlines(), done.stdout

@@ -295,7 +295,7 @@ def test_what_was_dropped_or_changed_of_a_methods_results_is_said_once_in_the_co
     assert done.stderr == (
         'mt-eval translate: strays: results accepted after changes: 3 × unknown field "foo" moved into metadata\n'
         'mt-eval translate: strays: the method returned results that match no entry it was sent (ids "zzz"); they '
-        "were dropped (a result's id is its entry's id, a string)\n")
+        'were dropped (a result is {"id": entry["id"], "predicted": TEXT}, one per entry)\n')
 
 
 def test_help_states_the_exit_statuses_as_the_other_commands_do():

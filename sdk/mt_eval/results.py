@@ -31,6 +31,10 @@ import msgspec
 from mt_eval.js_text import js_whole
 from mt_eval.lone_surrogates import capped, writable
 from mt_eval.records import NotJson, TranslationResult, Usage, not_json, plain_fields, result_problem, with_capped_error
+from mt_eval.unmatched_results import LATER_STRAYS, NotAResult, strays_dropped
+from mt_eval.unmatched_results import NOT_A_RESULT as NOT_A_RESULT  # (these three re-exported: the hosts' imports)
+from mt_eval.unmatched_results import STRAY_REPORTS as STRAY_REPORTS
+from mt_eval.unmatched_results import stray_stand_in as stray_stand_in
 
 _FIELDS = frozenset(TranslationResult.__struct_encode_fields__)
 _USAGE_FIELDS = frozenset(Usage.__struct_encode_fields__)
@@ -47,6 +51,7 @@ class ResultNotes:
         self.counts: dict[str, int] = {}
         self.stray_calls = 0  # calls whose results include some that match no entry, said (`stray_warning`)
         self.stray_seen = 0  # such calls, said or not (a latency call among them measured nothing)
+        self.strays_said: set[str] = set()  # (a retried call that returns the same strays is not said again)
 
     def add(self, note: str, count: int = 1) -> None:
         self.counts[note] = self.counts.get(note, 0) + count
@@ -61,14 +66,17 @@ class ResultNotes:
 
     def stray_warning(self, unknown: list[Any], item: str = "entry") -> str | None:
         """The warning for one call's results that match no entry, or row (`strays_dropped`), for the first
-        `STRAY_REPORTS` calls of a host that return some (the last of them says so); None for the others: a
-        method that does it in every batch is not reported a thousand times."""
+        `STRAY_REPORTS` calls of a host that return some (the last of them says so); None for the others, and for
+        one said already (the retry of a call): a method that does it in every batch is not reported a thousand
+        times."""
         self.stray_seen += bool(unknown)
         if not unknown or self.stray_calls >= STRAY_REPORTS:
             return None
+        if (said := strays_dropped(unknown, item)) in self.strays_said:
+            return None
         self.stray_calls += 1
-        return strays_dropped(unknown, item) + (LATER_STRAYS.format(item=item) if self.stray_calls == STRAY_REPORTS
-                                                else "")
+        self.strays_said.add(said)
+        return said + (LATER_STRAYS.format(item=item) if self.stray_calls == STRAY_REPORTS else "")
 
     def summary(self) -> str:
         """One line: ``12 × "latency_s": null treated as absent; 3 × unknown field "x" moved into metadata``."""
@@ -235,7 +243,7 @@ def not_a_list(label: str, returned: Any) -> str:
 def results_for(entries: list[dict[str, Any]], returned: Any, *, label: str, notes: ResultNotes,
                 elapsed_s: float = 0.0) -> tuple[list[TranslationResult], list[Any]]:
     """One result per entry, in entry order, from what ``label`` (e.g. "the method") returned for them;
-    and the ids of returned results that match no entry (`NOT_A_RESULT` for an item that is no object)."""
+    and the ids of returned results that match no entry (a `NotAResult` for an item that is no object)."""
     share = elapsed_s / len(entries) if entries else 0.0
     if not isinstance(returned, list):
         error = not_a_list(label, returned)
@@ -246,7 +254,7 @@ def results_for(entries: list[dict[str, Any]], returned: Any, *, label: str, not
     for item in returned:
         outcome = normalise_result(item, notes=notes, default_latency_s=share)
         if outcome is None:
-            unknown.append(item.get("id") if isinstance(item, dict) else NOT_A_RESULT)
+            unknown.append(item.get("id") if isinstance(item, dict) else NotAResult(stray_stand_in(item)))
             continue
         entry_id = outcome.id if isinstance(outcome, TranslationResult) else outcome[0]
         if entry_id not in wanted:
@@ -267,36 +275,6 @@ def results_for(entries: list[dict[str, Any]], returned: Any, *, label: str, not
         else:
             out.append(mine[0])
     return out, unknown
-
-
-NOT_A_RESULT = "<not an object>"  # what `results_for` gives as the id of a returned item that is no object
-STRAY_REPORTS = 3  # calls whose unmatched results a host reports (lib/unmatched.js: STRAY_REPORTS)
-LATER_STRAYS = "; later calls' results that match no {item} are dropped without a word"
-
-
-def strays_dropped(unknown: list[Any], item: str = "entry") -> str:
-    """The warning for returned results that match no entry sent (`results_for`'s ``unknown``: their ids, or
-    `NOT_A_RESULT`), in the words every host uses, in process or through a guest (lib/unmatched.js: straysDropped);
-    ``item``: "row" for a decide call's."""
-    from mt_eval.js_text import js_number, js_string
-
-    def shown(value: Any) -> str:
-        if isinstance(value, str):
-            return js_string(value)
-        if value is None or isinstance(value, bool):
-            return json.dumps(value)
-        if isinstance(value, int | float) and math.isfinite(value):
-            return js_number(value)
-        return "an object" if isinstance(value, dict) else "a list" if isinstance(value, list) else "a value"
-
-    ids = list(dict.fromkeys(shown(u) for u in unknown if u is not NOT_A_RESULT))
-    parts = []
-    if ids:
-        parts.append("ids " + ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else ""))
-    if others := sum(1 for u in unknown if u is NOT_A_RESULT):
-        parts.append(f"{others} item{'s' if others > 1 else ''} that {'are' if others > 1 else 'is'} not an object")
-    return (f"the method returned results that match no {item} it was sent ({'; '.join(parts)}); they were dropped (a "
-            f"result's id is its {item}'s id, a string)")
 
 
 def normalise_returned(returned: Any, *, notes: ResultNotes, default_latency_s: float = 0.0
@@ -329,18 +307,6 @@ def compact_returned(returned: list[Any], *, notes: ResultNotes, default_latency
     strays = [stray_stand_in(item) for item in returned
               if not (isinstance(item, dict) and isinstance(item.get("id"), str) and item["id"])]
     return _encode([compact(result) for result in results] + strays)
-
-
-def stray_stand_in(item: Any) -> dict[str, Any] | None:
-    """What a guest sends for a returned item without a string id: its id as `strays_dropped` shows it (an empty
-    list or object for one, null for what JSON cannot carry), or null for no object (lib/unmatched.js)."""
-    if not isinstance(item, dict):
-        return None
-    value = item.get("id")
-    number = (isinstance(value, float) and math.isfinite(value)) or (isinstance(value, int) and abs(value) < 2**63)
-    if isinstance(value, str | bool | None) or number:
-        return {"id": value}
-    return {"id": {} if isinstance(value, dict) else [] if isinstance(value, list) else None}
 
 
 def _compact_as_given(returned: list[Any], default_latency_s: float) -> list[dict[str, Any]] | None:

@@ -166,8 +166,9 @@ describe('translate requests and results', () => {
     const answer = await driver.next();
     const results = Object.fromEntries(answer.result.results.slice(0, ids.length).map((r) => [r.id, r]));
     assert.deepEqual(Object.keys(results), ids);
-    // Items without a string id go on as their host reports them: the id alone, or null for no object.
-    assert.deepEqual(answer.result.results.slice(ids.length), [{ id: null }, null]);
+    // Items without a string id go on as their host reports them: the id alone, or for no object the item itself
+    // (a string cut short), so the host can say what came back.
+    assert.deepEqual(answer.result.results.slice(ids.length), [{ id: null }, 'not an object']);
     assert.deepEqual(results.full, { id: 'full', predicted: 'p', latency_s: 1.5,
       usage: { prompt_tokens: 3, completion_tokens: 4 }, tool_calls: [{ name: 'lookup' }],
       tool_call_count: 1, metadata: { k: 'v' } });

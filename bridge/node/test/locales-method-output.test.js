@@ -147,7 +147,7 @@ test('a close() that never returns is waited for a bounded time, then the run en
 test('results for entries the method was not sent are said as the command\'s warnings naming the pair, in process and through a guest',
   { skip: pythonGuest().skip }, async (t) => {
     const said = 'mt-eval-locales: warning: pair en:es: the method returned results that match no entry it was sent (ids "1-stray"); '
-      + 'they were dropped (a result\'s id is its entry\'s id, a string)\n';
+      + 'they were dropped (a result is {"id": entry["id"], "predicted": TEXT}, one per entry)\n';
     for (const entry of ['translate.js', 'pipeline.py']) { // in process; a Python plugin through `mt-eval serve`
       const project = makeProject({ config: { version: 3, inputLocale: 'en', pairs: { 'en:es': { methodPlugin: 'reverse' } } },
         files: { 'locales/en.json': { a: '!stray one', b: 'Fine' } }, plugins: ['reverse'] });

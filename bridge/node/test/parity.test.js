@@ -83,8 +83,8 @@ test('a method that returns a non-list, nulls or integer ids: the same error in 
         'the method returned a dict, not a list of results: return a list of result dicts, one per entry']
       : Array(2).fill("the method returned no result for this entry, and results whose id matches no entry of the call (a result's id is its entry's id, a string)");
     assert.deepEqual([inProcess, ...errors], [[nodeSaid, nodeSaid], [nodeSaid, nodeSaid], [pythonSaid, pythonSaid]], kind);
-    const strays = { object: [], nulls: ['2 items that are not an object'], integers: ['ids 0, 1'] }[kind]
-      .map((which) => `the method returned results that match no entry it was sent (${which}); they were dropped (a result's id is its entry's id, a string)`);
+    const strays = { object: [], nulls: ['2 items that are not an object, e.g. null'], integers: ['ids 0, 1'] }[kind]
+      .map((which) => `the method returned results that match no entry it was sent (${which}); they were dropped (a result is {"id": entry["id"], "predicted": TEXT}, one per entry)`);
     assert.deepEqual(warned, [strays, strays, strays], kind);
   }
 });

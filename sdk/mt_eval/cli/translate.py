@@ -117,7 +117,8 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     from mt_eval.method_start import StartFailed, start_method
     from mt_eval.pairs import quoted, supported_form
     from mt_eval.records import RunConfig, TranslationResult
-    from mt_eval.results import ResultNotes, error_result, results_for, strays_dropped
+    from mt_eval.results import ResultNotes, error_result, results_for
+    from mt_eval.unmatched_results import strays_dropped
 
     try:
         with prints_to_stderr():  # what the method prints is not a translation
