@@ -1,9 +1,11 @@
 """What the tests' stand-in HTTP servers share: a threaded server on 127.0.0.1 (a free port) that serves from a
-thread while used as a context manager, records requests under a lock, and answers JSON."""
+thread while used as a context manager, records requests under a lock, and answers JSON; and whether this machine
+has an IPv6 loopback to listen on (`ipv6_loopback`)."""
 
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -71,3 +73,13 @@ class JsonHandler(BaseHTTPRequestHandler):
 
     def log_message(self, *args: Any) -> None:
         pass
+
+
+def ipv6_loopback() -> bool:
+    """Whether ::1 can be listened on here (a container may have no IPv6)."""
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        return False
+    return True

@@ -1,11 +1,16 @@
 """A freeze manifest edited by hand, or given as what is not a manifest file: `mt-eval freeze validate` and
 `freeze show` name what is wrong and where (the JSON path) with the fix, never a traceback nor a wait for a
-pipe's writer; and their errors are said as theirs, not as `freeze init`'s."""
+pipe's writer; and their errors are said as theirs, not as `freeze init`'s. A manifest that names what is not a
+file, holds a key twice or a number too large, or names another method; a manifest whose name holds a line break;
+a corpus redirected to standard input: each is named, never a pipe waited on nor a device read for ever, nor what
+the file does not hold shown, and the run `freeze show` prints is the run the manifest holds."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -139,3 +144,103 @@ def test_validate_and_show_errors_are_said_as_theirs(frozen: Path):
             done = mt_eval("freeze", action, str(frozen), stdout=full.fileno())
         assert done.returncode == 1
         assert done.stderr == f"mt-eval freeze {action}: cannot write to standard output: No space left on device\n"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo") or not Path("/dev/zero").exists(), reason="named pipes and devices")
+@pytest.mark.parametrize(("section", "key"), [("corpus", "path"), ("scoring", "policy_path")])
+@pytest.mark.parametrize("kind", ["pipe", "device"])
+def test_a_recorded_path_that_is_a_pipe_or_device_is_named_not_read(frozen: Path, section: str, key: str,
+                                                                    kind: str):
+    """Before: validate waited for ever on a pipe's writer, and read /dev/zero until memory ran out."""
+    target = Path("/dev/zero")
+    if kind == "pipe":
+        target = frozen.parent / "pipe"
+        os.mkfifo(target)
+    edited(frozen, section, key, str(target))
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "freeze", "validate", str(frozen)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    said = f"$.{section}.{key}: {target} is not a regular file (a pipe, socket or device): it is not read"
+    assert said in done.stdout
+
+
+def test_show_refuses_a_manifest_that_holds_a_key_twice(frozen: Path, capsys):
+    """Before: it showed the last value, and a run command, exit 0, for a manifest run --freeze refuses."""
+    text = frozen.read_text().replace('"batch_size": ', '"batch_size": 3, "batch_size": ', 1)
+    frozen.write_text(text)
+    capsys.readouterr()
+    assert main(["freeze", "show", str(frozen)]) == 1
+    captured = capsys.readouterr()
+    assert not captured.out
+    assert f"{frozen} is not a valid freeze manifest, which run --freeze refuses:" in captured.err
+    assert 'key "batch_size" appears more than once in an object' in captured.err
+
+
+def test_show_refuses_a_number_too_large_to_hold(frozen: Path, capsys):
+    """Before: 1e400 was shown as inf, and the run command as --timeout inf."""
+    timeout = json.loads(frozen.read_text())["budgets"]["timeout_s"]
+    frozen.write_text(re.sub(rf'"timeout_s": {timeout}\b', '"timeout_s": 1e400', frozen.read_text(), count=1))
+    capsys.readouterr()
+    assert main(["freeze", "show", str(frozen)]) == 1
+    captured = capsys.readouterr()
+    assert not captured.out and f"{frozen} $.budgets.timeout_s: inf is not a number a run takes" in captured.err
+
+
+def test_show_still_shows_a_manifest_edited_by_hand_that_validate_refuses(frozen: Path, capsys):
+    """What is wrong with it is freeze validate's to say: show prints what the file holds."""
+    edited(frozen, "hardware", "label", "another machine")
+    capsys.readouterr()
+    assert main(["freeze", "show", str(frozen)]) == 0
+    assert "  label: another machine\n" in capsys.readouterr().out
+
+
+def test_another_method_is_named_with_the_fix(frozen: Path, tmp_path: Path, capsys):
+    other = tmp_path / "other"
+    shutil.copytree(frozen.parent / "method", other)
+    method = json.loads((other / "method.json").read_text())
+    method["method_id"] = "another-method"
+    (other / "method.json").write_text(json.dumps(method))
+    edited(frozen, "method", "path", "other")
+    capsys.readouterr()
+    assert main(["freeze", "validate", str(frozen)]) == 1
+    out = capsys.readouterr().out
+    frozen_id = json.loads(frozen.read_text())["method"]["method_id"]
+    assert f"is 'another-method', not the frozen '{frozen_id}'" in out
+    assert "fix: give the frozen method's directory as $.method.path, or freeze again" in out
+
+
+def test_a_manifest_name_with_a_line_break_is_said_on_one_line(frozen: Path, capsys):
+    """Before: the name's line break cut `wrote …` and `… valid and frozen` in two."""
+    named = frozen.parent / "free\nze.json"
+    assert main(["freeze", "init", "--method", str(frozen.parent / "method"), "--corpus",
+                 str(frozen.parent / "corpus.json"), "--out", str(named), *honest(), "--resamples", "20"]) == 0
+    assert main(["freeze", "validate", str(named)]) == 0
+    assert main(["freeze", "show", str(named)]) == 0
+    out = capsys.readouterr().out
+    escaped = str(frozen.parent / "free\\nze.json")
+    assert f"wrote {escaped}: status frozen\n" in out and f"{escaped}: valid and frozen\n" in out
+    assert f"{escaped}: freeze/1, status frozen" in out
+
+
+def test_a_corpus_redirected_to_standard_input_is_frozen_as_its_file_and_its_shown_run_is_held_to_it(
+        tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch):
+    """Before: `--corpus - < dev.jsonl` recorded the file dev.jsonl but the name "standard input", so the run
+    `freeze show` printed (`--corpus dev.jsonl`) was refused: corpus.name differed."""
+    plugin = tmp_path / "method"
+    shutil.copytree(SCRIPTED, plugin, ignore=shutil.ignore_patterns("__pycache__"))
+    entries = json.loads(family_corpus(tmp_path / "family.json").read_text())["entries"]
+    corpus = tmp_path / "dev.jsonl"
+    corpus.write_text("".join(json.dumps(entry) + "\n" for entry in entries), encoding="utf-8")
+    frozen = tmp_path / "freeze.json"
+    with corpus.open("rb") as redirected:
+        done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "freeze", "init", "--method", str(plugin),
+                               "--corpus", "-", "--pair", "eng>spa", "--corpus-source", "tests", "--corpus-license",
+                               "CC0-1.0", "--resamples", "20", "--out", str(frozen), *honest()],
+                              stdin=redirected, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads(frozen.read_text())
+    assert (manifest["corpus"]["path"], manifest["corpus"]["name"]) == ("dev.jsonl", "dev")
+    monkeypatch.chdir(tmp_path)
+    assert main(["freeze", "show", frozen.name]) == 0
+    words = shlex.split(capsys.readouterr().out.split("run it with:\n  ", 1)[1])
+    assert main([*words[1:], "--out", "run"]) == 0, capsys.readouterr().err

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from loopback import ipv6_loopback
 from mt_eval.cli import main
 
 
@@ -42,15 +43,6 @@ def stop(process: subprocess.Popen[str]) -> str:
     _out, err = process.communicate(timeout=20)
     assert process.returncode == 0, err
     return err
-
-
-def ipv6_loopback() -> bool:
-    try:
-        with socket.socket(socket.AF_INET6) as probe:
-            probe.bind(("::1", 0))
-    except OSError:
-        return False
-    return True
 
 
 @pytest.mark.skipif(not ipv6_loopback(), reason="no IPv6 loopback here")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from loopback import ipv6_loopback
 from mt_eval.cli import main
 from test_leaderboard_serve import publish
 
@@ -34,15 +35,6 @@ def serve_once(db: str, *options: str) -> tuple[str, str, str]:
         err = process.communicate(timeout=10)[1]
     assert process.returncode == 130
     return line, page, err
-
-
-def ipv6_loopback() -> bool:
-    try:
-        with socket.socket(socket.AF_INET6) as probe:
-            probe.bind(("::1", 0))
-    except OSError:
-        return False
-    return True
 
 
 @pytest.mark.skipif(not ipv6_loopback(), reason="no IPv6 loopback here")
