@@ -268,3 +268,19 @@ def test_stopped_while_the_methods_close_says_what_was_written(tmp_path: Path, s
     assert project.json("locales/es/a.json") == {"hello": "HELLO", "world": "WORLD"}
     assert done.stderr.splitlines()[-1] == (f"mt-eval locales: {STOPPED[sig]}; kept 2 keys translated (1 file "
                                             "written, with their lock entries)"), done.stderr
+
+
+def test_keys_copied_as_they_are_are_not_said_to_be_translated():
+    """A key copied without being sent (a URL, a number) is kept as copied, not counted as translated."""
+    from mt_eval.champollion.report import interrupted_message
+    from mt_eval.champollion.sync import FileReport, LocaleReport, SyncReport
+
+    done = FileReport("a.json", translated=["k1", "k2"], copied=["url"], written=True)
+    left = FileReport("b.json", interrupted=["k3"])
+    report = SyncReport(dry_run=False, interrupted=True,
+                        locales=[LocaleReport("es", "en:es", "upper", "en→es", files=[done, left])])
+    assert interrupted_message(report) == (
+        "interrupted; kept 3 keys (2 translated, 1 copied) (1 file written, with their lock entries); not translated:"
+        " 1 key of es. Run the same command again for the rest; what was kept is not sent again")
+    done.copied = []
+    assert interrupted_message(report).startswith("interrupted; kept 2 keys translated (1 file written")

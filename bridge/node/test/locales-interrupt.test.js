@@ -169,3 +169,14 @@ for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143]]) {
     assert.equal(existsSync(join(project.root, 'locales/fr')), false, 'fr was not started');
   });
 }
+
+test('keys copied as they are are not said to be translated (as `mt-eval locales` says it)', async () => {
+  const { interruptedMessage } = await import('../lib/champollion/report.js');
+  const file = (name, fields) => ({ file: name, translated: [], copied: [], interrupted: [], written: false, error: null, ...fields });
+  const done = file('a.json', { translated: ['k1', 'k2'], copied: ['url'], written: true });
+  const report = { dryRun: false, interrupted: true, notStarted: [], locales: [{ locale: 'es', files: [done, file('b.json', { interrupted: ['k3'] })] }] };
+  assert.equal(interruptedMessage(report), 'interrupted; kept 3 keys (2 translated, 1 copied) (1 file written, with their lock entries); '
+    + 'not translated: 1 key of es. Run the same command again for the rest; what was kept is not sent again');
+  done.copied = [];
+  assert.match(interruptedMessage(report), /^interrupted; kept 2 keys translated \(1 file written/);
+});

@@ -81,9 +81,12 @@ def interrupted_message(report: SyncReport) -> str:
         return "interrupted; a dry run sends and writes nothing"
     if not files:
         return "interrupted before anything was sent; nothing was written"
-    kept = sum(len(f.translated) + len(f.copied) for f in files if f.error is None)
+    translated = sum(len(f.translated) for f in files if f.error is None)
+    copied = sum(len(f.copied) for f in files if f.error is None)  # (not sent: copied as they are)
+    kept = translated + copied
     written = sum(f.written for f in files)
-    parts = [f"interrupted; kept {_plural(kept, 'key')} translated ({_plural(written, 'file')} written, with their "
+    what = f"({translated} translated, {copied} copied) " if copied else "translated "
+    parts = [f"interrupted; kept {_plural(kept, 'key')} {what}({_plural(written, 'file')} written, with their "
              "lock entries)" if kept or written else "interrupted; nothing was translated or written"]
     missing = [(r.locale, n) for r in report.locales if (n := sum(len(f.interrupted) for f in r.files))]
     if missing:

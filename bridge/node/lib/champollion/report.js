@@ -57,15 +57,19 @@ export function interruptedMessage(report) {
   const files = report.locales.flatMap((locale) => locale.files);
   if (report.dryRun) return 'interrupted; a dry run sends and writes nothing';
   if (!files.length) return 'interrupted before anything was sent; nothing was written';
-  const kept = files.filter((file) => file.error === null).reduce((sum, file) => sum + file.translated.length + file.copied.length, 0);
+  const kept = files.filter((file) => file.error === null);
+  const translated = kept.reduce((sum, file) => sum + file.translated.length, 0);
+  const copied = kept.reduce((sum, file) => sum + file.copied.length, 0); // (not sent: copied as they are)
+  const keys = translated + copied;
   const written = files.filter((file) => file.written).length;
-  const parts = [kept || written ? `interrupted; kept ${plural(kept, 'key')} translated (${plural(written, 'file')} written, with their lock entries)`
+  const what = copied ? `(${translated} translated, ${copied} copied) ` : 'translated ';
+  const parts = [keys || written ? `interrupted; kept ${plural(keys, 'key')} ${what}(${plural(written, 'file')} written, with their lock entries)`
     : 'interrupted; nothing was translated or written'];
   const missing = report.locales.map((locale) => [locale.locale, locale.files.reduce((sum, file) => sum + file.interrupted.length, 0)])
     .filter(([, count]) => count);
   if (missing.length) parts.push(`not translated: ${missing.map(([locale, count]) => `${plural(count, 'key')} of ${locale}`).join(', ')}`);
   if (report.notStarted?.length) parts.push(`not started: ${report.notStarted.join(', ')}`);
-  const rest = parts.length === 1 ? '' : `. Run the same command again for the rest${kept ? '; what was kept is not sent again' : ''}`;
+  const rest = parts.length === 1 ? '' : `. Run the same command again for the rest${keys ? '; what was kept is not sent again' : ''}`;
   return parts.join('; ') + rest;
 }
 
