@@ -180,7 +180,7 @@ def test_a_misspelled_method_plugin_fails_listing_the_plugins(tmp_path: Path):
     available = sorted(p.name for p in (project / ".champollion" / "methods").iterdir())
     for result, prefix in ((node_cli(project), "mt-eval-locales"), (python_cli(project), "mt-eval locales")):
         assert result.returncode == 1
-        assert result.stderr.startswith(f'{prefix}: methodPlugin "apertium-en-es" names no plugin in ')
+        assert result.stderr.startswith(f'{prefix}: pair "en:es": methodPlugin "apertium-en-es" names no plugin in ')
         assert "Available plugins:" in result.stderr
         for name in available:
             assert f"in .champollion/methods/{name}" in result.stderr

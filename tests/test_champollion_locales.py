@@ -184,7 +184,7 @@ def test_config_and_plugin_errors_stop_before_anything_runs(tmp_path: Path, run)
                            {"locales/en.json": {"a": "A"}})
     status, _, err = run(project)
     assert status == 1
-    assert err.startswith('mt-eval locales: methodPlugin "rot-13" names no plugin in ')
+    assert err.startswith('mt-eval locales: pair "en:es": methodPlugin "rot-13" names no plugin in ')
     assert ('Available plugins:\n  - "Reverse (bridge reference method)" (method_id reverse) in '
             ".champollion/methods/reverse\n") in err
     assert "(method_id champollion-rot13) in .champollion/methods/rot13" in err

@@ -217,7 +217,7 @@ test('a misspelled methodPlugin fails before anything runs and lists the plugins
   t.after(project.cleanup);
   const result = await run(project);
   assert.equal(result.status, 1);
-  assert.match(result.stderr, /^mt-eval-locales: methodPlugin "uper" names no plugin in .*Available plugins:\n {2}- "Reverse \(bridge reference method\)" \(method_id reverse\) in \.champollion\/methods\/reverse\n/);
+  assert.match(result.stderr, /^mt-eval-locales: pair "en:es": methodPlugin "uper" names no plugin in .*Available plugins:\n {2}- "Reverse \(bridge reference method\)" \(method_id reverse\) in \.champollion\/methods\/reverse\n/);
   assert.match(result.stderr, /method_id champollion-upper/);
   assert.equal(existsSync(join(project.root, 'locales', 'es.json')), false);
 });

@@ -55,7 +55,7 @@ test('a dangling symlink or a directory without method.json in .champollion/meth
   const target = join(dirname(project.root), 'apertium-eng-spa');
   const result = await run(project);
   assert.equal(result.status, 1);
-  assert.equal(result.stderr, 'mt-eval-locales: methodPlugin "apertium-eng-spa" names .champollion/methods/apertium-eng-spa, '
+  assert.equal(result.stderr, 'mt-eval-locales: pair "en:es": methodPlugin "apertium-eng-spa" names .champollion/methods/apertium-eng-spa, '
     + `which cannot be used: a symlink to ../../../apertium-eng-spa (${target}), which does not exist. Fix: make it the `
     + "plugin's directory (or a symlink to it), or set methodPlugin to the plugin's path. Plugins in <project>/.champollion/methods:\n"
     + `  - .champollion/methods/apertium-eng-spa (unusable: a symlink to ../../../apertium-eng-spa (${target}), which does not exist)\n`
@@ -63,7 +63,7 @@ test('a dangling symlink or a directory without method.json in .champollion/meth
     + '  - "Reverse (bridge reference method)" (method_id reverse) in .champollion/methods/reverse\n');
   project.write('champollion.config.json', config({ 'en:es': { methodPlugin: './.champollion/methods/empty' } }));
   const byPath = await run(project);
-  assert.equal(byPath.stderr, 'mt-eval-locales: methodPlugin "./.champollion/methods/empty": <project>/.champollion/methods/empty: '
+  assert.equal(byPath.stderr, 'mt-eval-locales: pair "en:es": methodPlugin "./.champollion/methods/empty": <project>/.champollion/methods/empty: '
     + 'a directory without method.json\n');
 });
 

@@ -90,8 +90,18 @@ def _read(directory: Path) -> FoundPlugin:
     return FoundPlugin(directory, data["name"], method_id)
 
 
-def resolve_plugin(value: str, base: Path) -> Path:
-    """The plugin directory ``value`` names, for a config in directory ``base``."""
+def resolve_plugin(value: str, base: Path, *, pair: str | None = None) -> Path:
+    """The plugin directory ``value`` names, for a config in directory ``base``; ``pair``, the config's pair
+    whose methodPlugin it is, is named in the error (a config may name several plugins)."""
+    try:
+        return _resolve(value, base)
+    except PluginNotFoundError as exc:
+        if pair is None:
+            raise
+        raise PluginNotFoundError(f"pair {js_string(pair)}: {exc}", exc.available) from None
+
+
+def _resolve(value: str, base: Path) -> Path:
     if is_path(value):
         directory = Path(os.path.abspath(base / value))  # ("../x" resolved, as Node's path.resolve)
         if problem := entry_problem(directory):

@@ -68,7 +68,7 @@ def pair_method(config: ChampollionConfig, pair: Pair) -> PairMethod:
     PluginLoadError (an invalid plugin)."""
     from mt_eval.loader import PluginLoadError, read_plugin
 
-    directory = resolve_plugin(pair.settings.method_plugin, config.directory)
+    directory = resolve_plugin(pair.settings.method_plugin, config.directory, pair=pair.key)
     source, problems = read_plugin(directory)
     errors = [p for p in problems if p.severity == "error"]
     if source is None or errors:

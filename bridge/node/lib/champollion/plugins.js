@@ -97,8 +97,18 @@ export function findMethodPlugins(baseDir = process.cwd()) {
     });
 }
 
-/** The plugin directory a methodPlugin value names, for a config in baseDir. */
-export function resolveMethodPlugin(value, { baseDir = process.cwd() } = {}) {
+/** The plugin directory a methodPlugin value names, for a config in baseDir; pair, the config's pair whose
+ * methodPlugin it is, is named in the error (a config may name several plugins). */
+export function resolveMethodPlugin(value, { baseDir = process.cwd(), pair = null } = {}) {
+  try {
+    return resolvePlugin(value, baseDir);
+  } catch (error) {
+    if (pair === null || !(error instanceof MethodPluginNotFoundError)) throw error;
+    throw new MethodPluginNotFoundError(`pair ${JSON.stringify(pair)}: ${error.message}`, error.available);
+  }
+}
+
+function resolvePlugin(value, baseDir) {
   if (isPath(value)) {
     const directory = resolve(baseDir, value);
     const problem = entryProblem(directory);

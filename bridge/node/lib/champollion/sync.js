@@ -37,7 +37,7 @@ const BLANK = /^[ \t\r\n]*$/; // a translation with nothing in it
  * fingerprint, languages}. Throws MethodPluginNotFoundError, ManifestError or LanguageError.
  */
 export function pairMethod(config, pair) {
-  const directory = resolveMethodPlugin(pair.methodPlugin, { baseDir: config.directory });
+  const directory = resolveMethodPlugin(pair.methodPlugin, { baseDir: config.directory, pair: pair.key });
   const manifest = readMethodManifest(directory, `methodPlugin of ${pair.key}: ${directory} is not a valid plugin`);
   let languages;
   try {

@@ -81,9 +81,10 @@ export function findMethodPlugins(baseDir?: string): FoundMethodPlugin[];
 
 /**
  * The plugin directory a methodPlugin value names: a path (with a slash, or starting with ".")
- * relative to baseDir, or a name, method_id or directory name under <baseDir>/.champollion/methods.
+ * relative to baseDir, or a name, method_id or directory name under <baseDir>/.champollion/methods. Its error names
+ * options.pair (the config's pair whose methodPlugin it is) when given.
  */
-export function resolveMethodPlugin(value: string, options?: { baseDir?: string }): string;
+export function resolveMethodPlugin(value: string, options?: { baseDir?: string; pair?: string | null }): string;
 
 export interface LoadMethodPluginOptions {
   /** Where relative paths and .champollion/methods are resolved (default: process.cwd()). */
