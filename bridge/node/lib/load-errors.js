@@ -73,13 +73,18 @@ function arrow(text, base) {
   return { where: `${shown(where, base)}:${line}`, excerpt: caret ? `\n    ${code}\n    ${caret}` : '' };
 }
 
-// The file and line of the first stack frame in a file ({file, where: "translate.js:3"}), or null.
+// This kit's own modules: a frame in one of them (the process.exit() that throws MethodExitError) is not the place.
+const KIT = fileURLToPath(new URL('.', import.meta.url));
+
+// The file and line of the first stack frame in a file outside this kit ({file, where: "translate.js:3"}), or null.
 function firstFrame(error, base) {
-  const found = String(error?.stack ?? '').match(/\((file:\/\/[^)]+?|\/[^)]+?):(\d+):\d+\)|at (file:\/\/\S+?|\/\S+?):(\d+):\d+/);
-  if (!found) return null;
-  const path = found[1] ?? found[3];
-  const file = path.startsWith('file:') ? fileURLToPath(path) : path;
-  return { file, where: `${shown(path, base)}:${found[2] ?? found[4]}` };
+  const frames = String(error?.stack ?? '').matchAll(/\((file:\/\/[^)]+?|\/[^)]+?):(\d+):\d+\)|at (file:\/\/\S+?|\/\S+?):(\d+):\d+/g);
+  for (const found of frames) {
+    const path = found[1] ?? found[3];
+    const file = path.startsWith('file:') ? fileURLToPath(path) : path;
+    if (!file.startsWith(KIT)) return { file, where: `${shown(path, base)}:${found[2] ?? found[4]}` };
+  }
+  return null;
 }
 
 // Whether a SyntaxError was thrown by the module's running code (JSON.parse, new RegExp): its first stack frame
@@ -164,6 +169,7 @@ export function explainLoadError(error, file) {
   }
   const where = firstFrame(error, base)?.where;
   const type = error instanceof Error ? error.name : 'thrown';
-  return new MethodLoadError(`${where ? `${where}: ` : ''}${type}: ${message}\n  fix: ${name} threw while it `
-    + 'was being loaded; fix the code that runs at load time', { cause: error });
+  const fix = type === 'MethodExitError' ? `remove the process.exit() that ${name} calls while it is being loaded: throw an `
+    + 'Error there if it cannot load' : `${name} threw while it was being loaded; fix the code that runs at load time`;
+  return new MethodLoadError(`${where ? `${where}: ` : ''}${type}: ${message}\n  fix: ${fix}`, { cause: error });
 }

@@ -4,9 +4,10 @@
 // (`moduleTarget`), and ./method-module.js resolves a plugin directory, checking its files first.
 import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { basename, extname, resolve } from 'node:path';
+import { basename, dirname, extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
+import { guardExitDuringCalls } from './champollion/method-guard.js';
 import { kebabCase } from './contract/kebab-case.js';
 import { got } from './contract/value-words.js';
 import { GUEST_CAPABILITIES } from './guest.js';
@@ -69,12 +70,17 @@ const exportsAny = (api) => Object.keys(REQUESTS).some((request) => typeof api?.
 export async function loadMethod(target) {
   let loaded;
   const url = pathToFileURL(target.file).href;
+  // (a process.exit() the module's code calls while it loads fails the load, as one in a call fails the call: it
+  // does not end the program that loads it in its own process)
+  const unguard = guardExitDuringCalls(dirname(target.file));
   try {
     if (target.afresh) delete createRequire(import.meta.url).cache[target.file]; // (a CommonJS module run again too)
     loaded = await import(target.afresh ? `${url}?instance=${target.afresh}` : url);
   } catch (error) {
     const { explainLoadError } = await import('./load-errors.js'); // (only a module that fails to load needs it)
     throw explainLoadError(error, target.file);
+  } finally {
+    unguard();
   }
   const api = exportsAny(loaded) ? loaded : isPlainObject(loaded.default) && exportsAny(loaded.default) ? loaded.default : loaded;
   const implemented = target.implements ?? Object.keys(REQUESTS).filter((request) => typeof api[request] === 'function');
