@@ -54,13 +54,18 @@ export interface StartGuestOptions {
   logger?: Logger;
 }
 
-/** The guest's answer to initialize. */
+/**
+ * The guest's answer to initialize, as it sent it (bridge/schemas/bridge-initialize-result.schema.json): a guest may
+ * leave out card, capabilities, guest (or send null) and implements (["translate"] when absent); the capabilities with
+ * the protocol's defaults filled in are HostedGuest.capabilities.
+ */
 export interface InitializeResult {
   protocol_version: string;
-  method: { name: string; method_id: string };
-  card: Record<string, unknown> | null;
-  capabilities: Partial<Capabilities>;
-  guest: { name: string; version: string; runtime: string };
+  method: { name: string; method_id: string; [field: string]: unknown };
+  card?: Record<string, unknown> | null;
+  capabilities?: Partial<Capabilities>;
+  guest?: { name: string; version: string; runtime?: string; [field: string]: unknown } | null;
+  implements?: string[];
   [field: string]: unknown;
 }
 
@@ -69,7 +74,7 @@ export interface HostedGuest {
   /** The latest initialize result (it changes when the guest is restarted). */
   readonly info: InitializeResult;
   /** The declared capabilities with the protocol's defaults filled in. */
-  readonly capabilities: Capabilities;
+  readonly capabilities: Required<Capabilities>;
   /** How many times the guest has been restarted. */
   readonly restarts: number;
   /** pid of the current guest process, which is also its process group id. */

@@ -9,6 +9,7 @@ import {
   type DecisionCard,
   type DecisionFailure,
   type DecisionRow,
+  type HostedGuest,
   type PartialTranslationResult,
   type RunCard,
   type RunConfig,
@@ -64,3 +65,14 @@ export function failedQuestions(path: string): string[] {
 export function runFailures(card: RunCard): string[] {
   return (card.failures ?? []).map((failure) => `${failure.example_id}: ${failure.message} (×${failure.count})`);
 }
+
+// A host user reading a guest's initialize result: what the protocol lets a guest leave out is possibly absent,
+// and the host's own view of the capabilities has every field filled in.
+declare const hosted: HostedGuest;
+export const card: undefined extends HostedGuest['info']['card'] ? true : false = true;
+export const sentCapabilities: undefined extends HostedGuest['info']['capabilities'] ? true : false = true;
+export const peer: undefined extends HostedGuest['info']['guest'] ? true : false = true;
+export const nullPeer: null extends HostedGuest['info']['guest'] ? true : false = true;
+export const implemented: string[] | undefined = hosted.info.implements;
+export const concurrency: number = hosted.capabilities.max_concurrency;
+export const cancels: boolean = hosted.capabilities.cancel;
