@@ -303,3 +303,13 @@ export async function close() { open = false; }
     await assert.rejects(method.methodCard(), /^Error: the method plugin is closed$/);
   }
 });
+
+test('loadMethodPlugin without a name or path (or with a number) is a TypeError that says what it needs', async () => {
+  for (const [given, said] of [[undefined, 'nothing'], [5, '5'], ['', '""'], ['  ', '"  "']]) {
+    await assert.rejects(loadMethodPlugin(given), (error) => {
+      assert.ok(error instanceof TypeError);
+      assert.equal(error.message, `loadMethodPlugin needs a plugin's name or path (a string), got ${said}`);
+      return true;
+    });
+  }
+});

@@ -180,6 +180,9 @@ const isTimed = (result) => result === null || typeof result !== 'object' || res
  * naming it, as startGuest's are.
  */
 export async function loadMethodPlugin(nameOrPath, options = {}) {
+  if (typeof nameOrPath !== 'string' || !nameOrPath.trim()) {
+    throw new TypeError(`loadMethodPlugin needs a plugin's name or path (a string), got ${describe(nameOrPath)}`);
+  }
   if (!isPlainObject(options)) throw new TypeError(`options must be an object, got ${describe(options)}`);
   checkOptionNames(options, LOAD_OPTIONS, 'loadMethodPlugin');
   checkLoadOptions(options); // (whatever the plugin's runtime: in this process as through a guest)

@@ -94,7 +94,7 @@ export interface LoadMethodPluginOptions {
    * not fit (not an object, a field unknown or out of range) fails the load with the TypeError translate() would
    * throw; a plugin that decides takes one without the language pair, as decide() does.
    */
-  config?: RunConfig;
+  config?: RunConfig | Partial<DecisionConfig> | null;
   /** The command serving Python plugins: a path or an argv (default: $MT_EVAL, else `mt-eval`). */
   mtEval?: string | readonly string[];
   /** startGuest options for a plugin that runs out of process (its cwd, config and signal are the plugin's own). */

@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 
 import {
+  loadMethodPlugin,
   startGuest,
   type CorpusEntry,
   type DecisionCard,
@@ -76,3 +77,6 @@ export const nullPeer: null extends HostedGuest['info']['guest'] ? true : false 
 export const implemented: string[] | undefined = hosted.info.implements;
 export const concurrency: number = hosted.capabilities.max_concurrency;
 export const cancels: boolean = hosted.capabilities.cancel;
+
+// A plugin that decides is loaded with a config that has no language pair, as decide() takes one.
+export const decider = loadMethodPlugin('./my-grader', { config: { model: 'grader-1' } });
