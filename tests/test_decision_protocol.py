@@ -178,3 +178,27 @@ async def test_a_running_guest_that_only_decides_fails_translate_entries_with_th
         await method.aclose()
     assert [(r["id"], r["predicted"], r["error"]) for r in results] == [
         ("a", None, "the guest does not implement translate (it implements decide)")]
+
+
+def test_a_method_with_the_other_request_only_is_told_it_may_say_so_in_implements():
+    """A decision method whose method.json leaves "implements" out (so ["translate"]) was only told to define
+    translate; the other way round too."""
+    class Judge:
+        async def decide(self, rows, config):
+            return []
+
+    class OnlyTranslates:
+        async def translate(self, entries, config):
+            return []
+
+    class Neither:
+        pass
+
+    [missing] = protocol_deviations(Judge())
+    assert missing.fix == ('if Judge only decides, set "implements": ["decide"] in method.json; if it translates too, '
+                           'define translate (see the README: the TranslationMethod protocol in "Writing a method '
+                           'plugin")')
+    [missing] = protocol_deviations(OnlyTranslates(), ["decide"])
+    assert missing.fix.startswith('if OnlyTranslates only translates, set "implements": ["translate"] in method.json; '
+                                  "if it decides too, define decide (see the README: the DecisionMethod protocol in ")
+    assert protocol_deviations(Neither())[0].fix is None  # (the protocol's general pointer)

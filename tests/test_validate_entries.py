@@ -154,7 +154,8 @@ def test_a_missing_decide_export_gets_the_guests_own_problem_and_fix(tmp_path: P
     [problem] = validate_plugin(directory, scan=False).errors
     assert problem.message == "translate.js does not export decide (it exports translate)"
     assert problem.hint == ("write `export async function decide(rows, config) { ... }` in an ES module, or "
-                            "`module.exports = { decide }` in a CommonJS one")
+                            "`module.exports = { decide }` in a CommonJS one, or, if it only translates, set "
+                            '"implements": ["translate"] in method.json')
 
 
 def test_the_card_a_node_method_reports_is_checked(tmp_path: Path):

@@ -136,7 +136,11 @@ def _request_deviations(method: object, kind: str, request: str, items: str) -> 
     define = f"`async def {request}(self, {items}, config)`"
     func = getattr(method, request, None)
     if func is None:
-        return [Deviation(f"{kind} has no {request} method: define {define}")]
+        other = "decide" if request == "translate" else "translate"  # (a decision method that did not say so)
+        fix = (f'if {kind} only {other}s, set "implements": ["{other}"] in method.json; if it {request}s too, '
+               f"define {request} ({where_protocols_are([request])})" if callable(getattr(method, other, None))
+               else None)
+        return [Deviation(f"{kind} has no {request} method: define {define}", fix)]
     if not callable(func):
         return [Deviation(f"{kind}.{request} is a {type(func).__name__}, not a method: define {define}")]
     found = []

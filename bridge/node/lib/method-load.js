@@ -95,9 +95,11 @@ export async function loadMethod(target) {
           ? `does not export ${request} (its default export is the function ${loaded.default.name || '(anonymous)'}: `
             + `export it by the name ${request})`
           : `does not export ${request}${found.length ? ` (it exports ${found.join(', ')})` : ''}`;
+      const other = Object.keys(REQUESTS).find((name) => name !== request && typeof api[name] === 'function');
       throw new TypeError(`${target.file} ${what}`
         + `\n  fix: write \`export async function ${request}(${REQUESTS[request]}, config) { ... }\` in an ES module, `
-        + `or \`module.exports = { ${request} }\` in a CommonJS one`);
+        + `or \`module.exports = { ${request} }\` in a CommonJS one${other // (a decision method that did not say so)
+          ? `, or, if it only ${other}s, set "implements": ["${other}"] in method.json` : ''}`);
     }
   }
   return {

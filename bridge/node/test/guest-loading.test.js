@@ -84,6 +84,18 @@ export async function translate(entries) {
     assert.deepEqual(await driver.close(), { code: 1, signal: null });
   });
 
+  test('a plugin that only decides, its method.json silent on implements, is told it may say so there', async () => {
+    const directory = join(scratch, 'decides-only');
+    mkdirSync(directory, { recursive: true });
+    writeFileSync(join(directory, 'method.json'), JSON.stringify({ name: 'Judge', node_entry: 'translate.js', dependencies: [] }));
+    writeFileSync(join(directory, 'translate.js'), 'export async function decide(rows) { return []; }\n');
+    const driver = guest([directory]);
+    const init = await driver.initialize();
+    assert.match(init.error.message, /translate\.js does not export translate \(it exports decide\)/);
+    assert.match(init.error.message, /, or, if it only decides, set "implements": \["decide"\] in method\.json$/);
+    await driver.close();
+  });
+
   test('a module whose translate is not a function says what it is, not that it is missing', async () => {
     for (const [code, said] of [['export const translate = "hello";\n', /exports translate, but it is not a function: it is "hello"/],
       ['export const translate = { run() {} };\n', /exports translate, but it is not a function: it is an object/],
