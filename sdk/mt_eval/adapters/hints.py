@@ -5,8 +5,11 @@ Only failure paths call these: a record answered as expected never builds a mess
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import shlex
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -45,6 +48,15 @@ def oversized_answer(label: str, limit: int) -> str:
 # The cause and the fix for a persistent program that exits after each answer (`mt_eval.adapters.stage`).
 ONE_SHOT = ("it reads one record and exits. Fix: run it with persistent=False (one process per batch), or make it "
             "read records until its input ends")
+
+
+def no_answer_for_blank(record: bytes, where: str) -> str:
+    """What a program that wrote nothing for an empty or blank ``record`` did, and the fix; ``where`` places the line
+    in its text (empty for a text of one line)."""
+    blank, a_blank = ("empty", "an empty") if not record else ("blank", "a blank")
+    return (f"{a_blank} {'line' if where else 'text'}{where}: a program that writes nothing for {blank} lines? Fix: "
+            f"make it answer every line (with an empty line for {a_blank} one), or decline texts without words in "
+            "translate() (README: \"Recipe: a program as a method\")")
 
 
 def closed_input(label: str, timeout_s: float) -> str:
@@ -89,4 +101,43 @@ def cannot_start(label: str, command: Sequence[str], error: OSError, cwd: str | 
         else:
             why = "no such file (a program in the plugin: build its path from the plugin directory, " \
                   "directory / \"bin\" / NAME, which holds wherever the run starts)"
+        if not Path(cwd or ".", program).exists() and _runs(_words(program), cwd):  # a command line as its name
+            why = f"no program is called that: its name holds spaces. Fix: give the program and its arguments as " \
+                  f"separate words, {command_words(program)}"
+    elif why is None and error.errno == errno.ENOEXEC:
+        why = f"the system cannot run it: {_not_runnable(Path(cwd or '.', program))}"
     return f"cannot start {label} ({program}): {why or error.strerror or error}"
+
+
+def command_words(command: str) -> str:
+    """The argv a command line given as one string stands for, as a list to paste (``["my-mt", "-x"]``)."""
+    return "[" + ", ".join(f'"{word}"' for word in _words(command)) + "]"
+
+
+def _words(command: str) -> list[str]:
+    try:
+        return shlex.split(command)
+    except ValueError:  # (an unclosed quote)
+        return command.split()
+
+
+def _runs(words: list[str], cwd: str | os.PathLike[str] | None) -> bool:
+    """Whether ``words`` are a command line whose first word is a program (on PATH, or a file)."""
+    if len(words) < 2:
+        return False
+    return shutil.which(words[0]) is not None if os.sep not in words[0] else Path(cwd or ".", words[0]).is_file()
+
+
+def _not_runnable(path: Path) -> str:
+    """Why a file that exists and may be executed is no program the system runs (ENOEXEC), and the fix."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(4)
+    except OSError:
+        head = b""
+    if head.startswith(b"\x7fELF") or not head:
+        return "it is empty, or a program built for another system or processor (build it for this one)"
+    runner = {".py": "python3", ".js": "node", ".mjs": "node", ".cjs": "node"}.get(path.suffix, "sh")
+    first_line = "#!/bin/sh" if runner == "sh" else f"#!/usr/bin/env {runner}"
+    return (f"a script without a #! line naming its interpreter. Fix: make its first line {first_line}, or run it "
+            f"with its interpreter: [\"{runner}\", \"{path}\"]")

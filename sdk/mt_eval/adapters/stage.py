@@ -26,11 +26,11 @@ import asyncio
 import logging
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from mt_eval.adapters.framing import Framing
-from mt_eval.adapters.hints import ONE_SHOT
+from mt_eval.adapters.hints import ONE_SHOT, command_words
 from mt_eval.adapters.program_names import program_name
 from mt_eval.adapters.record_process import ProcessOptions, RecordFailure, RecordProcess
 from mt_eval.child_policy import RestartBudget, SoloGate
@@ -55,15 +55,33 @@ class Stage:
     env: Mapping[str, str] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
-        if not self.command:
-            raise ValueError("a stage needs at least the program to run")
-        object.__setattr__(self, "command", tuple(self.command))
+        object.__setattr__(self, "command", argv(self.command))
         if self.restart_when is not None:
             re.compile(self.restart_when)  # a bad pattern fails here, not at the first record
 
     @property
     def name(self) -> str:
         return self.label or program_name(self.command)
+
+
+def argv(command: Sequence[str | os.PathLike[str]]) -> tuple[str, ...]:
+    """``command`` as the words of an argv, paths (``directory / "bin" / "my-mt"``) as strings; raises for none, for
+    one string (whose characters would be words), and for a word that is neither a string nor a path."""
+    if isinstance(command, (str, bytes)):
+        shown = command if isinstance(command, str) else command.decode(errors="replace")
+        raise TypeError(f"the command is one string ({shown!r}); give the program and its arguments as a list of "
+                        f"words: {command_words(shown)}")
+    if not command:
+        raise ValueError("a stage needs at least the program to run")
+    words = []
+    for number, word in enumerate(command, 1):
+        if isinstance(word, os.PathLike):
+            word = os.fspath(word)
+        if not isinstance(word, str):
+            raise TypeError(f"word {number} of the command {list(command)!r} is {type(word).__name__} {word!r}, not "
+                            f"a string: give it as one, str({word!r})")
+        words.append(word)
+    return tuple(words)
 
 
 class StageRunner:

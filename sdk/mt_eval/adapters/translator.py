@@ -28,8 +28,9 @@ from typing import Any, NamedTuple
 
 from mt_eval.adapters.batch_process import run_batch
 from mt_eval.adapters.framing import LINES, Framing, FramingError
+from mt_eval.adapters.hints import no_answer_for_blank
 from mt_eval.adapters.record_process import ProcessOptions, RecordFailure
-from mt_eval.adapters.stage import Stage, StageRunner
+from mt_eval.adapters.stage import Stage, StageRunner, argv
 from mt_eval.concurrency import all_of
 
 
@@ -44,13 +45,14 @@ class TextResult(NamedTuple):
 class ProcessTranslator:
     """Translate texts with an external program (see the module docstring)."""
 
-    def __init__(self, command: Sequence[str] | None = None, *, stages: Sequence[Stage] | None = None,
-                 framing: Framing = LINES, persistent: bool = True, processes: int | None = None,
+    def __init__(self, command: Sequence[str | os.PathLike[str]] | None = None, *,
+                 stages: Sequence[Stage] | None = None, framing: Framing = LINES, persistent: bool = True,
+                 processes: int | None = None,
                  cwd: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None,
                  options: ProcessOptions | None = None, label: str | None = None) -> None:
         if (command is None) == (stages is None):
             raise ValueError("give either command (one program) or stages (a pipeline of programs)")
-        self.stages = [Stage(tuple(command), label=label)] if command is not None else list(stages or [])
+        self.stages = [Stage(argv(command), label=label)] if command is not None else list(stages or [])
         if not self.stages:
             raise ValueError("a pipeline needs at least one stage")
         if not persistent and len(self.stages) != 1:
@@ -118,14 +120,14 @@ class ProcessTranslator:
                     answers = [await answer(records[0])]
                 else:
                     outcomes = await all_of(answer_or_failure, records)
-                    if failure := next((o for o in outcomes if isinstance(o, RecordFailure)), None):
-                        raise failure
                     answers = [o for o in outcomes if isinstance(o, bytes)]
+                    if len(answers) < len(records):
+                        return TextResult(None, failed_text(outcomes, records), time.perf_counter() - started)
                 translation = self.framing.join(answers, self.stages[-1].name)
             except FramingError as exc:
                 return TextResult(None, str(exc), time.perf_counter() - started)
             except RecordFailure as failure:
-                return TextResult(None, failure.entry_error(), time.perf_counter() - started)
+                return TextResult(None, failed_text([failure], records), time.perf_counter() - started)
             return TextResult(translation, None, time.perf_counter() - started)
 
         try:
@@ -153,9 +155,8 @@ class ProcessTranslator:
                 continue
             mine = answers[position:position + len(item)]
             position += len(item)
-            failure = next((a for a in mine if isinstance(a, RecordFailure)), None)
-            if failure is not None:
-                results.append(TextResult(None, failure.entry_error(), share))
+            if any(isinstance(a, RecordFailure) for a in mine):
+                results.append(TextResult(None, failed_text(mine, item), share))
                 continue
             try:
                 results.append(TextResult(self.framing.join([a for a in mine if isinstance(a, bytes)],
@@ -180,6 +181,27 @@ class ProcessTranslator:
     async def aclose(self) -> None:
         """Stop every program (closing stdin first, so each finishes what it has)."""
         await all_of(lambda runner: runner.aclose(), self.runners)
+
+
+def failed_text(outcomes: Sequence[bytes | RecordFailure], records: Sequence[bytes]) -> str:
+    """A text's error: its first record's failure, saying which line of the text failed when it has several, and
+    what to do when a program wrote nothing for an empty or blank one."""
+    number, failure = next((n, o) for n, o in enumerate(outcomes, 1) if isinstance(o, RecordFailure))
+    where = f" (line {number} of the text's {len(records)})" if len(records) > 1 else ""
+    record = records[number - 1]
+    if not record.strip() and _no_answer(failure):
+        message = f"{failure.message}, {no_answer_for_blank(record, where)}"
+    elif where:
+        message = failure.message + where
+    else:
+        return failure.entry_error()
+    return RecordFailure(failure.kind, message, stderr_tail=failure.stderr_tail).entry_error()
+
+
+def _no_answer(failure: RecordFailure) -> bool:
+    """Whether the program wrote nothing for the record (as `RecordProcess` and `run_once` word it)."""
+    return failure.kind == "mismatch" and (failure.message.endswith(" wrote no answer for it")
+                                           or " gave 0 answers for 1 record(s)" in failure.message)
 
 
 def result_dict(entry_id: str, outcome: TextResult) -> dict[str, Any]:
