@@ -231,3 +231,16 @@ async def test_a_line_past_what_is_read_names_the_protocols_limit_alone(monkeypa
                                "over the protocol's 16,777,216-byte limit")
     assert outcome.no_handshake == ("the guest answers initialize with a line of more than 1,048,576 bytes (read no "
                                     "further), over the protocol's 16,777,216-byte limit")
+
+
+def test_a_check_of_one_transcript_that_stops_does_not_speak_of_the_other_zero(tmp_path: Path, capsys):
+    """Before: "so the other 0 transcripts were not run" with a --vectors directory of one transcript."""
+    from mt_eval.cli import main
+
+    one = next(v for v in VECTORS.values() if v["steps"][0].get("send", {}).get("method") == "initialize")
+    (tmp_path / "one.json").write_text(json.dumps(one), encoding="utf-8")
+    guest = "import sys\nfor line in sys.stdin:\n    sys.stdout.write('Loading model...\\n')\n    sys.stdout.flush()\n"
+    assert main(["bridge", "check", "--vectors", str(tmp_path), "--", sys.executable, "-c", guest]) == 1
+    out = capsys.readouterr().out
+    assert "conformance: stopped: the guest answers initialize with a line that is not JSON\n" in out
+    assert "other 0" not in out

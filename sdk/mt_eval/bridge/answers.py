@@ -245,7 +245,7 @@ class UnmatchedAnswers:
     """Answers whose id names no request in flight (or no request at all: `unattributed`): the first is logged with
     its id, as a warning, later ones at debug. A guest that answers with the wrong id does so every time, and its
     requests time out: the timeout of one that waited meanwhile names such an answer as why it got none (`cause`),
-    as the Node host's does."""
+    as the Node host's does; but ``initialize`` answered so fails at once, as no guest answers it twice."""
 
     def __init__(self) -> None:
         self.count = 0  # answers so far: what a request sent now is stamped with (``unmatched_mark``)
@@ -262,6 +262,11 @@ class UnmatchedAnswers:
         if mine is not None:
             mine.misnamed = self.last
         self.count += 1
+        if mine is not None and mine.method == "initialize" and not mine.future.done():  # (no handshake can follow)
+            mine.future.set_exception(m.BridgeError(m.INVALID_REQUEST, f"it answered initialize with id {given}, "
+                                                    f"not {sent}: an answer carries its request's id as it was sent "
+                                                    "(an integer stays an integer)"))
+            return
         if self.count > 1:
             log.debug("%s: dropped an answer with id %s, which names no request in flight", label, given)
         else:

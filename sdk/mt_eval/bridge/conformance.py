@@ -55,9 +55,11 @@ class VectorOutcome:
 
 async def run_vector(vector: Mapping[str, Any], command: Sequence[str], *, cwd: str | None = None,
                      env: Mapping[str, str] | None = None, step_timeout_s: float = STEP_TIMEOUT_S,
-                     request: str | None = None) -> VectorOutcome:
+                     request: str | None = None, start_timeout_s: float | None = None) -> VectorOutcome:
     """Run one transcript against a fresh guest process; one with ``by_request`` steps with ``request``, or (None)
-    with the first of its requests the guest implements, naming the others in ``more_requests``."""
+    with the first of its requests the guest implements, naming the others in ``more_requests``. The answer to
+    ``initialize`` is waited for ``start_timeout_s`` (a host's start timeout: a guest may load a model first), else
+    ``step_timeout_s`` as every other step."""
     from mt_eval.process_exit import adopt_orphans
 
     outcome = VectorOutcome(vector["name"], vector.get("description", ""), request=request)
@@ -78,7 +80,8 @@ async def run_vector(vector: Mapping[str, Any], command: Sequence[str], *, cwd: 
     async with anyio.create_task_group() as drain:
         drain.start_soon(_drain, process.stderr, stderr)
         try:
-            await _steps(vector, process, outcome, step_timeout_s, strays, os.path.basename(command[0]))
+            await _steps(vector, process, outcome, (step_timeout_s, start_timeout_s or step_timeout_s), strays,
+                         os.path.basename(command[0]))
             if outcome.failed_step in (1, 2) and not (outcome.initialize_unanswered or outcome.no_handshake) and \
                     _opens_with_handshake(vector):
                 await _diagnose_handshake(process, outcome, os.path.basename(command[0]))
@@ -159,8 +162,9 @@ async def _end_guest(process: asyncio.subprocess.Process, strays: dict[int, str]
 
 
 async def _steps(vector: Mapping[str, Any], process: asyncio.subprocess.Process, outcome: VectorOutcome,
-                 step_timeout_s: float, strays: dict[int, str], label: str) -> None:
-    """Each step of the transcript in turn, each within ``step_timeout_s``; the first failure ends it."""
+                 timeouts: tuple[float, float], strays: dict[int, str], label: str) -> None:
+    """Each step of the transcript in turn, each within its timeout (``timeouts``: a step's, and the answer to
+    initialize's); the first failure ends it."""
     last_sent = None
     for number, written in enumerate(vector["steps"], start=1):
         step = step_for(written, outcome.request or next(iter(requests_of(vector)), None))
@@ -172,6 +176,7 @@ async def _steps(vector: Mapping[str, Any], process: asyncio.subprocess.Process,
             last_sent = step["send"].get("method")
         elif isinstance(step.get("send_raw"), str):  # (a hang after a raw request is not initialize's)
             last_sent = _method_of(step["send_raw"])
+        step_timeout_s = timeouts[last_sent == "initialize" and "expect" in step]
         try:
             with anyio.fail_after(step_timeout_s):
                 if last_sent == "initialize" and "expect" in step:
@@ -327,13 +332,16 @@ async def _step(process: asyncio.subprocess.Process, step: Mapping[str, Any], ou
         return _check(step["expect"], message)
     if "expect_unordered" in step:
         patterns = list(step["expect_unordered"])
-        messages = []
+        messages: list[Any] = []
         for _ in patterns:
             message = await _next_message(process, outcome)
             if message is _EOF or isinstance(message, _Junk):
                 return _check(patterns[0], message)
             if all(mismatch(pattern, message) for pattern in patterns):
                 return f"no expected message matches {json.dumps(message)[:300]}"
+            if isinstance(message, dict) and message.get("id") is not None and any(  # (a host drops the second)
+                    isinstance(seen, dict) and seen.get("id") == message["id"] for seen in messages):
+                return f"the guest answered request {json.dumps(message['id'])} twice: {json.dumps(message)[:300]}"
             messages.append(message)
         order = unordered_assignment(patterns, messages)
         if order is None:

@@ -189,8 +189,9 @@ class GuestConnection(ChildProcess):
         """Send a request and wait for its result; failures raise `BridgeError` with a reserved code."""
         if self._cancelling:  # a guest that has not answered a cancel yet may be stuck: wait until it is known
             await self._cancels_answered.wait()
-        if not self.running:  # (not sent: the caller may send it to the guest's successor)
-            raise m.BridgeError(m.GUEST_EXITED, "the guest is not running",
+        if not self.running:  # (not sent: the caller may send it to the guest's successor; said as the guest ended)
+            gone = _CLOSED if self._closed_by_host and not self.exited else self.gone_because().split(" | stderr: ")[0]
+            raise m.BridgeError(m.GUEST_EXITED, f"the request was not sent: {gone}",
                                 {**self._failure_data(False), "unsent": True})
         loop = self._loop
         assert loop is not None  # set when the guest was spawned

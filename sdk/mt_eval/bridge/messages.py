@@ -90,9 +90,10 @@ class ErrorObject(msgspec.Struct, omit_defaults=True):
 
 
 class Incoming(msgspec.Struct, omit_defaults=True):
-    """Any message read from the other side; which fields are set says what it is."""
+    """Any message read from the other side; which fields are set says what it is. Its ``jsonrpc`` is not checked
+    (an answer with ``"jsonrpc": 2.0`` is read as the Node host reads it: bridge/PROTOCOL.md, *Transport*)."""
 
-    jsonrpc: str = ""
+    jsonrpc: Any = ""
     id: int | str | None = None
     method: str | None = None
     params: Any = msgspec.UNSET

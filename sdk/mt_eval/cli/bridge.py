@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from mt_eval.cli.arguments import with_examples
+from mt_eval.cli.arguments import positive_float, with_examples
 from mt_eval.cli.usage_errors import named_path
 
 CHECK_EXIT_STATUSES = """\
@@ -28,6 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     check.add_argument("--vectors", metavar="DIR", help="transcripts to run (default: the bundled ones)",
                        type=named_path)
     check.add_argument("--cwd", metavar="DIR", type=named_path, help="working directory for the guest")
+    check.add_argument("--start-timeout", type=positive_float, default=10.0, metavar="SECONDS",
+                       help="seconds the guest gets to answer each initialize (default 10, as every other step; hosts "
+                            "give 30): give more to one that loads a large model as it starts")
     for each in (parser, check):
         with_examples(each, "mt-eval bridge check -- mt-eval serve examples/lexicon-eng-spa",
                       "mt-eval bridge check -- node bridge/node/bin/mt-eval-guest.js examples/termbase-eng-spa",
@@ -40,10 +43,10 @@ def run(args: argparse.Namespace) -> int:
     if args.bridge_command is None:  # (`mt-eval bridge` alone: what it can do, as `mt-eval corpus` says)
         args.print_bridge_help()
         return 2
-    return check(args.guest, vectors=args.vectors, cwd=args.cwd)
+    return check(args.guest, vectors=args.vectors, cwd=args.cwd, start_timeout_s=args.start_timeout)
 
 
-def check(command: Sequence[str], *, vectors: str | None, cwd: str | None) -> int:
+def check(command: Sequence[str], *, vectors: str | None, cwd: str | None, start_timeout_s: float = 10.0) -> int:
     from functools import partial
 
     import anyio
@@ -85,7 +88,8 @@ def check(command: Sequence[str], *, vectors: str | None, cwd: str | None) -> in
     for number, vector in enumerate(loaded, start=1):
         to_run: list[str | None] = [None]  # (then each other request the guest implements, for by_request steps)
         while to_run:
-            outcome = anyio.run(partial(run_vector, vector, command, cwd=cwd, request=to_run.pop(0)))
+            outcome = anyio.run(partial(run_vector, vector, command, cwd=cwd, request=to_run.pop(0),
+                                        start_timeout_s=start_timeout_s))
             to_run += outcome.more_requests
             runs += 1
             if outcome.not_started:
@@ -104,16 +108,25 @@ def check(command: Sequence[str], *, vectors: str | None, cwd: str | None) -> in
             shown(f"  FAIL  {outcome.name}: {outcome.description}\n        {outcome.failure}")
             if outcome.stderr_tail:
                 shown("        guest stderr: " + outcome.stderr_tail.replace("\n", "\n                      "))
+            rest = len(loaded) - number
             if outcome.initialize_unanswered:
-                rest = len(loaded) - number
-                shown(f"conformance: stopped: the guest does not answer initialize, so the other {rest} transcripts "
-                      "were not run (each would wait as long). Fix: answer initialize as soon as the method is "
-                      "loaded (bridge/PROTOCOL.md, \"Lifecycle\"); check what the guest writes to stderr")
+                shown(f"conformance: stopped: the guest does not answer initialize"
+                      f"{_the_others(rest, 'each would wait as long')}. Fix: answer initialize as soon as the method is "
+                      "loaded (bridge/PROTOCOL.md, \"Lifecycle\"), or, if it loads a large model as it starts, give "
+                      "it longer with --start-timeout SECONDS; check what the guest writes to stderr")
                 return 1
             if outcome.no_handshake:
-                shown(f"conformance: stopped: {outcome.no_handshake}, so the other {len(loaded) - number} transcripts "
-                      "were not run (each would fail the same way: every one needs a working handshake)")
+                shown(f"conformance: stopped: {outcome.no_handshake}"
+                      f"{_the_others(rest, 'each would fail the same way: every one needs a working handshake')}")
                 return 1
     skips = f", {skipped} not applicable" if skipped else ""
     shown(f"conformance: {runs - failed - skipped} passed, {failed} failed{skips}")
     return 1 if failed else 0
+
+
+def _the_others(count: int, why: str) -> str:
+    """", so the other 3 transcripts were not run (why)", nothing when there are none."""
+    if count == 0:
+        return ""
+    return f", so the other {count} transcripts were not run ({why})" if count > 1 else \
+        f", so the other transcript was not run ({why})"
