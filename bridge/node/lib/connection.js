@@ -331,7 +331,10 @@ export class Connection {
     if (this.cancelling.has(id)) this.#cancelSettled(id); // it answered: it is still reading its input
     if (this.#settle(id, failure, result)) return;
     if (this.timedOut.delete(id)) this.logger.debug(`dropped the late answer to timed-out request ${id}`);
-    else this.#unmatched.add(id, this.pending);
+    else {
+      const refused = this.#unmatched.add(id, this.pending); // (initialize under its id as a string: it fails at once)
+      if (refused) this.#settle(refused.id, new BridgeError(ErrorCode.INVALID_REQUEST, refused.message, { misnamed: true }));
+    }
   }
 
   #unmatched; // (answers naming no request in flight: an UnmatchedAnswers, made with the logger)

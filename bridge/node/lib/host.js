@@ -146,6 +146,7 @@ export class HostedGuest {
       why = notStarted(this.#command, this.#options.cwd, connection.process.spawnError);
     } else if (error.code === ErrorCode.GUEST_EXITED) why = `stopped before answering initialize: ${error.message}`;
     else if (error.data?.not_a_guest) why = error.message;
+    else if (error.data?.misnamed) why = `failed to start: ${error.message}`; // (its answer under another id)
     else if (error instanceof BridgeError) why = `refused initialize: ${error.message} (error ${error.code})`;
     else why = error.message;
     const tail = connection.stderrTail();

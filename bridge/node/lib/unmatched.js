@@ -82,15 +82,22 @@ export class UnmatchedAnswers {
     return this.#count;
   }
 
-  /** Say an answer with this id, which names none of `pending` (id → request, as stamped by `mark`). */
+  /** Say an answer with this id, which names none of `pending` (id → request, as stamped by `mark`). An initialize
+   * answered so is not said: {id, message} is returned, to fail it at once, as no guest answers it again. */
   add(id, pending) {
     const given = JSON.stringify(id);
     const sent = typeof id === 'string' && /^\d+$/.test(id) ? Number(id) : null;
+    if (pending.get(sent)?.method === 'initialize') {
+      this.#count++;
+      return { id: sent, message: `it answered initialize with id ${given}, not ${sent}: an answer carries its request's id `
+        + 'as it was sent (an integer stays an integer)' };
+    }
     const hint = pending.has(sent) ? ` (request ${sent} is, with an integer id: an answer carries its request's id as it was sent)` : '';
     this.#last = `the guest answered with id ${given}, which names no request in flight${hint}`;
     if (hint) pending.get(sent).misnamed = this.#last; // (its own answer, under the wrong id)
     if (this.#count++ > 0) this.logger.debug(`dropped an answer with id ${given}, which names no request in flight`);
     else this.logger.warn(`${this.#last}; dropped (as later such answers are, without a warning)`);
+    return null;
   }
 
   /** Why `request` (stamped `unmatchedMark`) had no answer: "; " and the answer it waited through; else ''. */

@@ -210,3 +210,21 @@ test('MT_EVAL set but empty is as if unset: mt-eval is looked for on PATH, and t
   assert.match(run.stderr, /point Node at it with the environment variable MT_EVAL/);
   assert.doesNotMatch(run.stderr, /cannot be empty/);
 });
+
+test('initialize answered under its id as a string fails the start at once, saying so (as the Python host does)', async () => {
+  const guest = `
+import { createInterface } from 'node:readline';
+for await (const line of createInterface({ input: process.stdin })) {
+  const message = JSON.parse(line);
+  const result = { protocol_version: 'mt-eval-bridge/1', method: { name: 'Ids as strings', method_id: 'string-ids' } };
+  if (message.method === 'initialize') process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: String(message.id), result }) + '\\n');
+}`;
+  const began = Date.now();
+  await assert.rejects(startGuest([process.execPath, '--input-type=module', '-e', guest], { config: CONFIG, closeStepMs: 500, startTimeoutMs: 20_000 }),
+    (error) => {
+      assert.equal(error.name, 'GuestStartError');
+      assert.match(error.message, / failed to start: it answered initialize with id "1", not 1: an answer carries its request's id as it was sent \(an integer stays an integer\)$/);
+      return true;
+    });
+  assert.ok(Date.now() - began < 10_000, `took ${Date.now() - began} ms`);
+});
