@@ -127,18 +127,13 @@ def covariate_states(card: RunCard, data: dict[str, Any] | None = None, *, setti
     if card.environment.digest:
         parts.append(f"digest {card.environment.digest[:16]}…")
     environment = "; ".join(parts) or None
-    # without a dependencies list nothing says whether the method has a model at all (run_covariates)
-    unlisted = 'method.json does not list its dependencies (add "dependencies"), or give '
     listed = not older and c.tool_permissions is not None
     states = {
-        "model": _state("model", c.model, not_applicable, run_default if older else
-                        "the method has a model dependency; give --model" if listed else unlisted + "--model"),
+        "model": _state("model", c.model, not_applicable, run_default if older else _why_missing("model", listed)),
         "temperature": _state("temperature", c.temperature, not_applicable, run_default if older else
-                              "the method's model is served; give --temperature" if listed else
-                              unlisted + "--temperature"),
+                              _why_missing("temperature", listed)),
         "tool_permissions": _state("tool_permissions", c.tool_permissions, not_applicable,
-                                   "method.json does not list its dependencies (add \"dependencies\")"
-                                   if not older else run_default),
+                                   _why_missing("tool_permissions", listed) if not older else run_default),
         "environment": _state("environment", environment, not_applicable, "no sandbox and no environment digest"
                               if not older else run_default,
                               compared=(confinement(sandbox), card.environment.digest)),
@@ -150,6 +145,29 @@ def covariate_states(card: RunCard, data: dict[str, Any] | None = None, *, setti
     if settings:
         states[PARAMS] = _params_state(c.params)
     return states
+
+
+def _why_missing(name: str, listed: bool) -> str:
+    """Why a run's ``model``, ``temperature`` or ``tool_permissions`` is missing (``listed``: method.json lists its
+    dependencies; without the list nothing says whether the method has a model at all: `run_covariates`)."""
+    if name == "tool_permissions":
+        return 'method.json does not list its dependencies (add "dependencies")'
+    flag = f"--{name}"
+    if not listed:
+        return f'method.json does not list its dependencies (add "dependencies"), or give {flag}'
+    return "the method has a model dependency; give --model" if name == "model" else \
+        "the method's model is served; give --temperature"
+
+
+def missing_for_run(manifest: Manifest, config: RunConfig) -> dict[str, str]:
+    """The covariates a run of the method of ``manifest`` with ``config`` will leave missing on its card (of
+    ``model``, ``temperature`` and ``tool_permissions``: the harness records the others), each with why, as the
+    gate will say it: known before the method translates anything."""
+    found = run_covariates(manifest, config)
+    listed = found.tool_permissions is not None
+    values = {"model": found.model, "temperature": config.temperature, "tool_permissions": found.tool_permissions}
+    return {name: _why_missing(name, listed) for name, value in values.items()
+            if value is None and name not in found.not_applicable}
 
 
 def _params_state(params: dict[str, Any] | None) -> CovariateState:

@@ -319,6 +319,14 @@ def _prepare_gateway(fair: FairRun, request: RunRequest, sandboxed: bool) -> Non
     if request.settings.base_url:
         raise FairnessError("--base-url and --gateway-policy exclude each other: with a gateway the method reaches "
                             "its model at the URL the run gives it")
+    if sandboxed and fair.network == "none":  # (the card would name the gateway's model, which it never reached)
+        declared = fair.source.derivation.dependency_class if fair.source is not None else None
+        how = "--official" if fair.official else "--sandbox"
+        raise FairnessError(f"--gateway-policy {path} serves an LLM gateway, and the method's dependency class is "
+                            f"{declared or 'undeclared'}, which has no network under {how}: it could not reach the "
+                            "gateway, the card would name a model it never used, and no substitution replay is made "
+                            "(that tests an A1 method): leave --gateway-policy out (and --substitution-sample), or "
+                            'declare the method\'s served model in method.json ("dependency_class": "A1")')
     try:
         fair.policy = read_policy(Path(path))
     except ProblemsError as exc:

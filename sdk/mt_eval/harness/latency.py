@@ -105,6 +105,21 @@ def sample_of(entries: Sequence[dict[str, Any]], plan: LatencyPlan) -> list[dict
     return list(itertools.islice((e for e in entries if family_of(e) == "scored"), plan.sample))
 
 
+def plan_changes(measured: Measured, entries: Sequence[dict[str, Any]], plan: LatencyPlan) -> list[str]:
+    """How ``plan`` (a resume's ``--latency-*``) differs from the plan ``measured`` followed (the run's first
+    session's), each as "--latency-sample 3 → 8": the run's latency is measured once, so a resume's would not
+    apply. A sample is compared by the entries it times (``--latency-sample`` 40 and 50 of 30 scored entries are
+    one sample). Nothing for a record without its plan (``repetitions`` 0: written before it was kept)."""
+    if measured.repetitions < 1:
+        return []
+    sample = [str(entry["id"]) for entry in sample_of(entries, plan)]
+    return [f"--latency-{name} {was} → {now}" for name, was, now, same in (
+        ("warmup", measured.warmup, plan.warmup, measured.warmup == plan.warmup),
+        ("sample", len(measured.sample_ids), plan.sample, measured.sample_ids == sample),
+        ("repetitions", measured.repetitions, plan.repetitions, measured.repetitions == plan.repetitions))
+        if not same]
+
+
 async def measure(method: Any, entries: Sequence[dict[str, Any]], config: Any, plan: LatencyPlan,
                   timeout_s: float, view: Callable[[list[dict[str, Any]]], list[dict[str, Any]]], *,
                   directory: Path | None = None) -> Measured:

@@ -113,9 +113,14 @@ def load_policy(path: str | Path | None) -> ResolvedPolicy:
                                    f"{exc.strerror or exc}", hint="give a policy file with --policy FILE")],
                           summary=f"cannot read the gate policy {path}") from exc
     data, problems = parse_json(raw, file=str(path))
-    if data is not None and not isinstance(data, dict):
-        problems.append(Problem(file=str(path), path="$", code="shape", message="a policy is a JSON object",
+    if not any(p.severity == "error" for p in problems) and not isinstance(data, dict):  # (null too: no object)
+        problems.append(Problem(file=str(path), path="$", code="shape", message="a policy is a JSON object, not "
+                                f"{_json_kind(data)}",
                                 hint='e.g. {"min_scored": 100}'))
+    if isinstance(data, dict) and (other := _other_kind(data)) is not None:  # (one line, not one per field)
+        problems.append(Problem(file=str(path), path="$", code="shape", message=f"this is {other[0]}, not a gate "
+                                "policy", hint=f"give it with {other[1]}; a gate policy names thresholds, e.g. "
+                                '{"min_scored": 100} (`mt-eval gate --help` lists them)'))
     errors = [p for p in problems if p.severity == "error"]
     if errors:
         raise PolicyError(errors, summary=f"the gate policy {path} is not valid")
@@ -139,6 +144,30 @@ def load_policy(path: str | Path | None) -> ResolvedPolicy:
                                    hint="name the policy in plain text (\"name\": \"...\"), or rename the file")],
                           summary=f"the gate policy {path} is not valid")
     return ResolvedPolicy(policy, str(path), inherited)
+
+
+def _other_kind(data: dict[str, Any]) -> tuple[str, str] | None:
+    """What other file of mt-eval's ``data`` is (and the option that takes it): a freeze manifest, a run card, or
+    a gateway policy (holding no field of a gate policy's) given to ``--policy``."""
+    if "freeze_version" in data:
+        return "a freeze manifest", "mt-eval run --freeze FILE"
+    if "card_version" in data:
+        return "a run card", "mt-eval gate CARD"
+    if set(data) & set(GatePolicy.__struct_encode_fields__) - {"$schema", "name", "description"}:
+        return None
+    if "models" in data and ({"base_url", "token_budget", "api_key_env"} & set(data)):
+        return "an LLM gateway policy", "mt-eval run --gateway-policy FILE (or mt-eval gateway --policy FILE)"
+    return None
+
+
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, in words ("null", "an array", "the number 3")."""
+    if value is None or isinstance(value, bool):
+        return "null" if value is None else str(value).lower()
+    if isinstance(value, list):
+        return "an array"
+    shown = msgspec.json.encode(value).decode()
+    return f"the string {shown[:60]}" if isinstance(value, str) else f"the number {shown}"
 
 
 def percent(rate: float) -> str:

@@ -69,18 +69,27 @@ class RunRules:
             policy = load_policy(request.policy)
         except PolicyError as exc:
             raise RulesError(str(exc)) from None
+        if policy.policy.contamination == "verified-clean" and not request.fairness.contamination_check:
+            raise RulesError(f"--no-contamination-check skips the contamination check, and the gate policy "
+                             f"{policy.policy.name} ({policy.source}) needs it to have found the method's bundle "
+                             '"verified-clean", so the headline would be withheld: leave --no-contamination-check '
+                             'out, or give a policy whose "contamination" is "not-contaminated" or "off"')
         return cls(policy=policy, latency=request.latency, freeze_path=request.freeze, resamples=request.resamples,
                    bootstrap=request.bootstrap, policy_path=request.policy)
 
     def warn_missing_families(self, corpus: Any, entries: Sequence[dict[str, Any]], *, selected: bool = False
                               ) -> None:
-        """Warn, naming the file and field, when the run's entries lack the families the policy needs (the
-        gate will withhold the headline). Malformed families were refused when the corpus was read. ``selected``:
-        the entries are a selection of the corpus's, which may have left its families out."""
+        """Warn, naming the file and field, when the run's entries lack the families the policy needs, or hold
+        fewer scored entries than its ``min_scored`` (the gate will withhold the headline). Malformed families
+        were refused when the corpus was read. ``selected``: the entries are a selection of the corpus's, which
+        may have left its families out. Nothing for a corpus without references: the run is translation only,
+        and the gate judges runs that are scored."""
         import sys
 
         from mt_eval.corpus.families import FAMILIES, family_of, marking
 
+        if not getattr(corpus, "references", True):  # (translation only: no headline, and no gate to withhold it)
+            return
         counts = dict.fromkeys(FAMILIES, 0)
         for entry in entries:
             counts[family_of(entry)] += 1
@@ -103,6 +112,14 @@ class RunRules:
                     f"{counts[family]} {family} "
                     f"entr{'y' if counts[family] == 1 else 'ies'}; the gate policy {policy.name} needs at least "
                     f"{least}, so the headline will be withheld ({mark}, or give --policy FILE)"), file=sys.stderr)
+        if counts["scored"] < policy.min_scored:  # (the denominator: --limit 10 of a policy's min_scored 30)
+            more = (f"this run is a selection ({len(entries)} of the corpus's {len(corpus.entries)} entries): run the "
+                    "whole corpus, or select more of its scored entries" if selected else "score a larger corpus")
+            print(escaped_for_terminal(
+                f"warning: corpus {escaped_for_terminal(str(corpus.path), one_line=True)}: {counts['scored']} scored "
+                f"entr{'y' if counts['scored'] == 1 else 'ies'}; the gate policy {policy.name} needs at least "
+                f"{policy.min_scored} (its min_scored), so the headline will be withheld ({more}, or give --policy "
+                'FILE with a lower "min_scored")'), file=sys.stderr)
 
     def validate_freeze(self, corpus: Corpus) -> None:
         """With ``--freeze FILE``: refuse a manifest that does not validate (its pair too, against ``corpus``, the
@@ -149,6 +166,22 @@ class RunRules:
         self.freeze_sha256 = digest
         self.freeze_status = manifest.status
 
+    def warn_missing_covariates(self, corpus: Any, manifest: Any, config: RunConfig) -> None:
+        """Warn of each covariate the policy requires that a run of the method of ``manifest`` with ``config`` will
+        leave missing (the gate will withhold the headline), saying what to give: before any entry is translated.
+        Nothing for a corpus without references, as in `warn_missing_families`."""
+        import sys
+
+        from mt_eval.harness.covariates import missing_for_run
+
+        if not getattr(corpus, "references", True):
+            return
+        policy = self.policy.policy
+        for name, why in missing_for_run(manifest, config).items():
+            if name in policy.required_covariates:
+                print(f"warning: the gate policy {policy.name} requires the covariate {name}, which this run will "
+                      f"leave missing ({why}), so the headline will be withheld", file=sys.stderr)
+
     def latency_calls(self, entries: Sequence[dict[str, Any]], config: RunConfig, timeout_s: float,
                       view: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
                       save: Callable[[Measured], None], *, quiet: bool,
@@ -182,6 +215,20 @@ class RunRules:
 
         return before
 
+    def refuse_other_latency(self, out: Path, state: Any, entries: Sequence[dict[str, Any]]) -> None:
+        """`RunError` for a resume whose ``--latency-*`` differ from those the run's latency was measured with (its
+        first session's, in ``state``): measured once a run, the resume's would silently not apply."""
+        from mt_eval.harness.latency import plan_changes
+        from mt_eval.harness.run_directory import RunError
+
+        measured = getattr(state, "latency", None)
+        changed = plan_changes(measured, entries, self.latency) if measured is not None else []
+        if changed:
+            raise RunError(f"cannot resume {out}: its latency was measured once, by its first session, and this "
+                           f"resume asks for other latency calls ({', '.join(changed)}), which would not be made: "
+                           "resume with the run's own --latency-* options, or start over with --force to measure "
+                           "with these")
+
     def finish_card(self, card: RunCard, entries: Sequence[dict[str, Any]],
                     results: Mapping[str, TranslationResult] | LoggedResults, *, scored: bool = True) -> RunCard:
         """The card with its family record, its freeze reference and the gate's verdict (none for a
@@ -198,15 +245,17 @@ class RunRules:
         return card
 
     def refuse_finished(self, out: Path, state: Any, entries: Sequence[dict[str, Any]], request: RunRequest) -> None:
-        """Raise `RunFinished` when ``out`` holds the card of the complete run ``state`` as `finished_card` finds
-        it, under the same gate policy and freeze, with its results log (or every result) in it, and its
-        predictions written, and ``request`` would make the same card of it (`_card_as_asked`); a `RunError` when its
-        predictions are not those its results make (`_refuse_changed_predictions`). Otherwise (a partial or failed
-        run, a card not written, out of date or edited, its log edited, other scoring) the resume goes on, and
-        rewrites the card."""
+        """Called on every resume, once its inputs match ``state``: a `RunError` when its ``--latency-*`` are not
+        the run's (`refuse_other_latency`). Raise `RunFinished` when ``out`` holds the card of the complete run
+        ``state`` as `finished_card` finds it, under the same gate policy and freeze, with its results log (or
+        every result) in it, and its predictions written, and ``request`` would make the same card of it
+        (`_card_as_asked`); a `RunError` when its predictions are not those its results make
+        (`_refuse_changed_predictions`). Otherwise (a partial or failed run, a card not written, out of date or
+        edited, its log edited, other scoring) the resume goes on, and rewrites the card."""
         from mt_eval.harness.card_results import file_sha256
         from mt_eval.harness.results_log import TRANSLATIONS
 
+        self.refuse_other_latency(out, state, entries)
         entry_ids = {str(entry["id"]) for entry in entries}
         # (the log's results kept only for a card that embeds its own, to compare: one read of the log either way)
         found = finished_card(out, state, entry_ids, TRANSLATIONS,

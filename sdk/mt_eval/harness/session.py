@@ -151,6 +151,7 @@ def run_evaluation(request: RunRequest) -> RunReport:
             config = fair.adjust_config(run_config(request, corpus, loaded.manifest))
             selection = settle_run_corpus(spec, corpus, config.pair, request.selection, quiet=request.quiet)
             rules.warn_missing_families(corpus, selection.entries, selected=selection.facts is not None)
+            rules.warn_missing_covariates(corpus, loaded.manifest, config)  # (before any entry is translated)
             rules.check_freeze(loaded, corpus, selection.entries, selection.facts, config, request.calls)
             refuse_unwritable_names([("the method's directory", loaded.directory), ("--out", request.directory.out),
                                      *(("the corpus file" if f.role == "corpus" else f"the corpus's {f.role} file",
