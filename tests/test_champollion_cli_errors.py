@@ -298,8 +298,8 @@ def test_a_path_through_dotdot_is_said_resolved_on_both_sides(tmp_path: Path):
     for project in projects.values():
         project.write("champollion.config.json", pairs_config({"en:es": {"methodPlugin": "../nowhere"}}))
     runs = both(projects)
-    assert runs["node"] == runs["python"] == (1, "", f'<prog>: pair "en:es": methodPlugin "../nowhere": {tmp_path}/nowhere: no such '
-                                                     "directory\n")
+    assert runs["node"] == runs["python"] == (1, "", f'<prog>: pair "en:es": methodPlugin "../nowhere": {tmp_path}/'
+                                                     "nowhere: no such directory\n")
 
 
 @needs_node

@@ -66,7 +66,8 @@ def test_a_dangling_symlink_or_a_directory_without_method_json_in_methods_is_nam
     status, _, err = runs["python"]
     assert status == 1
     assert err == (
-        '<prog>: pair "en:es": methodPlugin "apertium-eng-spa" names .champollion/methods/apertium-eng-spa, which cannot be used: '
+        '<prog>: pair "en:es": methodPlugin "apertium-eng-spa" names .champollion/methods/apertium-eng-spa, which '
+        "cannot be used: "
         f"a symlink to ../../../apertium-eng-spa ({tmp_path}/apertium-eng-spa), which does not exist. Fix: make it the "
         "plugin's directory (or a symlink to it), or set methodPlugin to the plugin's path. Plugins in "
         "<project>/.champollion/methods:\n"
@@ -92,8 +93,8 @@ def test_a_plugin_whose_method_json_is_broken_is_told_to_correct_it_not_to_be_ma
     assert runs["node"] == runs["python"]
     assert runs["python"][0] == 1
     assert runs["python"][2].startswith(
-        '<prog>: pair "en:es": methodPlugin "broken" names .champollion/methods/broken, which cannot be used: method.json cannot be '
-        "read: ")
+        '<prog>: pair "en:es": methodPlugin "broken" names .champollion/methods/broken, which cannot be used: '
+        "method.json cannot be read: ")
     assert (". Fix: correct its method.json (mt-eval validate <project>/.champollion/methods/broken says what is "
             "wrong). Plugins in <project>/.champollion/methods:\n") in runs["python"][2]
 

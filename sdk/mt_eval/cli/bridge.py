@@ -111,8 +111,8 @@ def check(command: Sequence[str], *, vectors: str | None, cwd: str | None, start
             rest = len(loaded) - number
             if outcome.initialize_unanswered:
                 shown(f"conformance: stopped: the guest does not answer initialize"
-                      f"{_the_others(rest, 'each would wait as long')}. Fix: answer initialize as soon as the method is "
-                      "loaded (bridge/PROTOCOL.md, \"Lifecycle\"), or, if it loads a large model as it starts, give "
+                      f"{_the_others(rest, 'each would wait as long')}. Fix: answer initialize as soon as the method "
+                      "is loaded (bridge/PROTOCOL.md, \"Lifecycle\"), or, if it loads a large model as it starts, give "
                       "it longer with --start-timeout SECONDS; check what the guest writes to stderr")
                 return 1
             if outcome.no_handshake:
