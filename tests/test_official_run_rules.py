@@ -80,6 +80,20 @@ def test_a_resume_whose_latency_sample_times_the_same_entries_goes_on(tmp_path: 
     assert code == 3 and card is not None and card.sessions == 2
 
 
+def test_a_run_that_makes_no_latency_call_says_no_warm_up_call_was_made_and_resumes_with_its_options(
+        tmp_path: Path):
+    """Before: ``--latency-warmup 7 --latency-sample 0`` made no call and its card said 7 warm-up calls."""
+    corpus = family_corpus(tmp_path / "c.json")
+    args = ["--latency-warmup", "7", "--latency-sample", "0", *honest(fail=["s01"])]
+    code, card = run(tmp_path / "run", corpus, *args)
+    assert code == 3 and card is not None and card.latency is not None
+    assert (card.latency.warmup_entries, card.latency.hot_entries, card.latency.hot_calls) == (0, 0, 0)
+    code, card = run(tmp_path / "run", corpus, *args, "--resume")
+    assert code == 3 and card is not None and card.sessions == 2 and card.latency.warmup_entries == 0
+    code, card = run(tmp_path / "run", corpus, "--latency-sample", "3", "--resume", *honest(fail=["s01"]))
+    assert code == 1 and card.sessions == 2  # (a sample now, none measured then: refused, as another sample is)
+
+
 def test_a_run_with_fewer_scored_entries_than_min_scored_is_warned_before_it_runs(tmp_path: Path, capsys):
     """Before: canaries and negative controls missing were warned of, a denominator short of min_scored was not:
     the run went on, and its headline was withheld at the end."""

@@ -113,6 +113,8 @@ def plan_changes(measured: Measured, entries: Sequence[dict[str, Any]], plan: La
     if measured.repetitions < 1:
         return []
     sample = [str(entry["id"]) for entry in sample_of(entries, plan)]
+    if not sample and not measured.sample_ids:  # (no call then, none now: the warm-up asked for is never made)
+        return []
     return [f"--latency-{name} {was} → {now}" for name, was, now, same in (
         ("warmup", measured.warmup, plan.warmup, measured.warmup == plan.warmup),
         ("sample", len(measured.sample_ids), plan.sample, measured.sample_ids == sample),
@@ -130,7 +132,8 @@ async def measure(method: Any, entries: Sequence[dict[str, Any]], config: Any, p
     measured = Measured(warmup=plan.warmup, repetitions=plan.repetitions,
                         sample_ids=[str(e["id"]) for e in sample_of(entries, plan)])
     sample = view(sample_of(entries, plan))
-    if not sample:
+    if not sample:  # (the card says no warm-up call was made either)
+        measured.warmup = 0
         return measured
     timed = [sample[0]] + [sample[i % len(sample)] for i in range(plan.warmup)] + sample * plan.repetitions
     for index, entry in enumerate(timed):
