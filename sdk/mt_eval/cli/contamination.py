@@ -170,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"mt-eval contamination: {said}\n", file=sys.stderr)
         args.print_contamination_help(sys.stderr)
         return EXIT_CANNOT_RUN
+    corpus_options_fit(args)
     from mt_eval.cli.json_output import json_text
     from mt_eval.contamination.corpora import CorpusUnreadable, load_corpus
     from mt_eval.contamination.engine import CheckError, check_bundle, check_corpora
@@ -304,17 +305,44 @@ def check_report_path(path: str, inputs: Sequence[str | None] = ()) -> None:
                           "an existing directory")
 
 
+def _reads_columns(path: str) -> bool:
+    """Whether --columns applies to the corpus file ``path``: a .tsv file, or one whose name gives no format."""
+    from mt_eval.corpus.files import FORMATS
+
+    return FORMATS.get(Path(path.lower().removesuffix(".gz")).suffix, "tsv") == "tsv"
+
+
+def corpus_options_fit(args: argparse.Namespace) -> None:
+    """Refuse a corpus option that would be ignored: --reference-file without the --source-file it belongs to, or
+    --columns with no corpus file it applies to; and standard input given twice (read once, it is gone: the second
+    read is empty, or the same texts again when it is a file)."""
+    stdin = [flag for flag, given in (*(("--corpus", c) for c in args.corpus), ("--against", args.against),
+                                      ("--source-file", args.source_file), ("--reference-file", args.reference_file))
+             if given is not None and str(given) == "/dev/stdin"]
+    if len(stdin) > 1:
+        flags = " and ".join(dict.fromkeys(stdin))
+        raise CannotCheck(f"standard input (-) is given {len(stdin)} times ({flags}): it can be read only once; give "
+                          "all but one of them as a file")
+    if args.reference_file is not None and args.source_file is None:
+        raise CannotCheck(f"--reference-file {args.reference_file} needs --source-file SRC, the sentences it holds "
+                          "the references of (a --corpus file holds its own references): give both, or leave "
+                          "--reference-file out")
+    if args.columns and not any(_reads_columns(path) for path in [*args.corpus, args.against] if path):
+        raise CannotCheck(f"--columns {args.columns} names the columns of a .tsv corpus, and no --corpus or --against "
+                          "file is one (parallel text, JSON and JSON lines have none): leave --columns out")
+
+
 def corpus_specs(args: argparse.Namespace, paths: list[str | None]) -> list[Any]:
     """A `CorpusSpec` for each path (None: the parallel text of --source-file, if given); --columns for a .tsv
-    file and a corpus whose name gives no format (a pipe: its content may be TSV). ValueError says what is wrong."""
+    file and a corpus whose name gives no format (a pipe: its content may be TSV), not for the parallel text.
+    ValueError says what is wrong."""
     from mt_eval.cli.arguments import corpus_spec
-    from mt_eval.corpus.files import FORMATS
 
     specs = []
     for path in paths:
         if path is None and args.source_file is None:
             continue
-        tsv = path is None or FORMATS.get(Path(path.lower().removesuffix(".gz")).suffix, "tsv") == "tsv"
+        tsv = path is not None and _reads_columns(path)  # (parallel text has no columns)
         one = argparse.Namespace(**{**vars(args), "corpus": None, "columns": args.columns if tsv else None,
                                     **({"source_file": None, "reference_file": None} if path is not None else {})})
         spec = corpus_spec(one, path)

@@ -254,8 +254,27 @@ def decode_json_string(literal: str) -> str:
     return value.translate(_LINE_BREAKS) if isinstance(value, str) else literal[1:-1]
 
 
-_BINARY_RUN = re.compile(rb"(?:[\t\n\r\x20-\x7e]|[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}"
-                         rb"|[\xf0-\xf4][\x80-\xbf]{3}){%d,}" % MIN_BINARY_RUN)
+# A run of text in a binary, in UTF-8 (ASCII included) or in UTF-16 or UTF-32 of either byte order: a NumPy array of
+# strings (dtype '<U') is UTF-32, a SQLite database may be UTF-16, a Windows or .NET resource is UTF-16. The wide
+# forms are taken for the Latin, Greek, Cyrillic, Armenian and Hebrew letters and general punctuation (U+0000–U+05FF,
+# U+2010–U+203A) only: any two bytes are a UTF-16 character of some script, and a wider range would read much of a
+# binary (model weights, arrays of token numbers) as text and could read text shifted by a byte. They are looked for
+# only in a block where such a run holds a space (`_has_wide_text`), as the search for them is slower than for UTF-8
+# alone.
+_UTF8 = rb"[\t\n\r\x20-\x7e]|[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}"
+_LATIN1 = rb"[\t\n\r\x20-\x7e\xa0-\xff]"
+_UTF16_LE = rb"%s\x00|[\x00-\xff][\x01-\x05]|[\x10-\x3a]\x20" % _LATIN1
+_UTF16_BE = rb"\x00%s|[\x01-\x05][\x00-\xff]|\x20[\x10-\x3a]" % _LATIN1
+_UTF32_LE = rb"(?:%s\x00|[\x00-\xff][\x01-\x05]|[\x10-\x3a]\x20)\x00\x00" % _LATIN1
+_UTF32_BE = rb"\x00\x00(?:\x00%s|[\x01-\x05][\x00-\xff]|\x20[\x10-\x3a])" % _LATIN1
+_WIDE = ((b"utf_16_le", _UTF16_LE), (b"utf_16_be", _UTF16_BE), (b"utf_32_le", _UTF32_LE), (b"utf_32_be", _UTF32_BE))
+_WIDE_HINTS = (b"\x00\x20\x00", *(bytes([high, 0x20, 0]) for high in range(1, 6)),
+               *(bytes([0, 0x20, high]) for high in range(1, 6)))
+_UTF8_RUN = re.compile(rb"(?:%s){%d,}" % (_UTF8, MIN_BINARY_RUN))
+_BINARY_RUN = re.compile(b"|".join(rb"(?P<%s>(?:%s){%d,})" % (name, char, MIN_BINARY_RUN)
+                                    for name, char in ((b"utf_8", _UTF8), *_WIDE)))
+# a wide run starting at the last byte of a UTF-8 run ("…header\nE\0\0\0l\0\0\0…": the E is the wide run's)
+_WIDE_RUN = re.compile(b"|".join(rb"(?:%s){%d,}" % (char, MIN_BINARY_RUN) for _name, char in _WIDE))
 
 
 # One printable byte glued to a capitalised word at a run's start: in a binary (a SQLite database, a pickle, a Java
@@ -264,24 +283,42 @@ _BINARY_RUN = re.compile(rb"(?:[\t\n\r\x20-\x7e]|[\xc2-\xdf][\x80-\xbf]|[\xe0-\x
 _GLUED = re.compile(r"[!-~](?=[A-Z\u00c0-\u00de][a-z\u00df-\u00ff])")
 
 
+def _has_wide_text(block: bytes) -> bool:
+    """Whether a UTF-16 or UTF-32 run is in ``block``: one around a space in one of those forms (found at memory
+    speed, then checked around it)."""
+    for hint in _WIDE_HINTS:
+        at = block.find(hint)
+        while at != -1:
+            if _WIDE_RUN.search(block, max(0, at - 64), at + 64):
+                return True
+            at = block.find(hint, at + 1)
+    return False
+
+
 def binary_runs(stream: IO[bytes] | io.RawIOBase) -> Iterator[tuple[int, str]]:
-    """``(byte offset, text)`` of every run of at least 8 bytes of printable ASCII or UTF-8 in a binary, without a
-    record byte glued to its first word (`_GLUED`)."""
+    """``(byte offset, text)`` of every run of at least 8 printable characters in a binary (`_BINARY_RUN`: UTF-8, or
+    UTF-16 or UTF-32 of either byte order), without a record byte glued to its first word (`_GLUED`)."""
     offset, carry = 0, b""
     while True:
         data = stream.read(BLOCK)
         block = carry + (data or b"")
         carry = b""
-        for match in _BINARY_RUN.finditer(block):
-            if data and match.end() == len(block) and match.end() - match.start() < BLOCK:
-                carry = block[match.start():]  # the run may go on in the next block
+        at, runs = 0, _BINARY_RUN if _has_wide_text(block) else _UTF8_RUN
+        while (match := runs.search(block, at)) is not None:
+            start, at, codec = match.start(), match.end(), match.lastgroup or "utf_8"
+            if data and at == len(block) and at - start < BLOCK:
+                carry = block[start:]  # the run may go on in the next block
                 break
-            text = match.group().decode("utf-8", "replace").translate(_LINE_BREAKS)
+            if codec == "utf_8" and at < len(block) and block[at] == 0 and block[at - 1] < 0x80 \
+                    and _WIDE_RUN.match(block, at - 1):
+                at -= 1  # (its last character is the first of a UTF-16 or UTF-32 run)
+            text = block[start:at].decode(codec, "replace").translate(_LINE_BREAKS)
             glued = _GLUED.match(text)
             if glued is not None:  # (a record's header byte before its text: "SHay una…" is "Hay una…")
-                yield offset + match.start() + glued.end(), text[glued.end():]
+                width = 4 if "32" in codec else 2 if "16" in codec else 1
+                yield offset + start + glued.end() * width, text[glued.end():]
             else:
-                yield offset + match.start(), text
+                yield offset + start, text
         if not data:
             return
         offset += len(block) - len(carry)

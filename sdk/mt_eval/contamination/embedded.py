@@ -34,7 +34,7 @@ def with_embedded(pieces: Iterable[tuple[int, str]], found: list[int]) -> Iterat
     chain: list[str] = []  # consecutive pieces of base64 characters alone, none of which decoded by itself
     chain_line = chain_size = 0
     for line, text in pieces:
-        if "\\" in text or "&" in text:
+        if "\\" in text or "&" in text or "%" in text:
             text = unescaped(text)
         yield line, text
         decoded_here = False
@@ -59,19 +59,27 @@ def with_embedded(pieces: Iterable[tuple[int, str]], found: list[int]) -> Iterat
     yield from _chain_decoded(chain, chain_line, found)
 
 
-# \u00ed and \xed (JSON written with ensure_ascii, Python and JavaScript escapes), &#237; &#xED; &iacute; (XML, HTML)
-_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})"
+# \u00ed (JSON written with ensure_ascii, Python and JavaScript escapes), &#237; &#xED; &iacute; (XML, HTML), and a run
+# of byte escapes: \xc3\xad (C, Go, Rust and shell strings, Python bytes as printed) or %C3%AD (a URL's query)
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|(?P<bytes>(?:\\x[0-9a-fA-F]{2})+|(?:%[0-9a-fA-F]{2})+)"
                      r"|&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 
 
 def unescaped(text: str) -> str:
-    """``text`` with its character escapes read as the characters they stand for: ``r\\u00edo`` and ``r&#237;o``
-    are ``río`` (a translation memory in TMX, JSON lines written by ``json.dump``); a line end becomes a tab."""
+    """``text`` with its character escapes read as the characters they stand for: ``r\\u00edo``, ``r&#237;o``,
+    ``r\\xc3\\xado`` and ``r%C3%ADo`` are ``río`` (a translation memory in TMX, JSON lines written by ``json.dump``, a
+    C string, a URL); a line end becomes a tab. A run of byte escapes is read as UTF-8 when it is UTF-8; else each
+    ``\\x`` byte is a Latin-1 character (``\\xed`` is ``í``) and a run of percent escapes is left as it is."""
     def character(found: re.Match[str]) -> str:
-        code = found.group(1) or found.group(2)
-        if code is None:
+        if found.group("bytes"):
+            raw = bytes.fromhex(found.group("bytes").replace("\\x", "").replace("%", ""))
+            try:
+                return raw.decode("utf-8").translate(_BREAKS)
+            except UnicodeDecodeError:
+                return raw.decode("latin-1").translate(_BREAKS) if found.group().startswith("\\") else found.group()
+        if found.group(1) is None:
             return html.unescape(found.group())
-        value = int(code, 16)
+        value = int(found.group(1), 16)
         return found.group() if 0xD800 <= value <= 0xDFFF else chr(value).translate(_BREAKS)
 
     return _ESCAPE.sub(character, text)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mt_eval.contamination.report import ControlResult, Hit, Report
+from mt_eval.control_chars import escaped_for_terminal
 
 _HEADLINE = {"clean": "CLEAN", "contaminated": "CONTAMINATED", "unverified": "UNVERIFIED", "not-run": "NOT RUN"}
 
@@ -34,7 +35,7 @@ def control_line(control: ControlResult | None, has_hits: bool) -> str:
 
 
 def render(report: Report, *, show: int = 20) -> str:
-    """The report as text; at most ``show`` hits are listed (0: all)."""
+    """The report as text, one line for each thing it says; at most ``show`` hits are listed (0: all)."""
     corpora = ", ".join(f"{c.name} ({c.entries:,} entries)" for c in report.corpora)
     lines = [f"contamination check of {report.target} against {corpora}"]
     headline = _HEADLINE[report.status]
@@ -68,7 +69,8 @@ def render(report: Report, *, show: int = 20) -> str:
     lines.append(f"read {what} ({human_size(report.bytes)}) in {report.seconds:.2f} s; n-gram {s.ngram} words, "
                  f"near-duplicate coverage {s.near_duplicate:.2f}, long n-gram {s.long_ngram} words, entries under "
                  f"{s.standalone_below} words only when they stand alone{skipped}")
-    return "\n".join(lines)
+    # (a line break in a file's name, a link's target or an entry's id is written \\n: it starts no line of its own)
+    return "\n".join(escaped_for_terminal(line, one_line=True) for line in lines)
 
 
 def human_size(count: int) -> str:

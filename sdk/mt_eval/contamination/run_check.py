@@ -18,6 +18,7 @@ from typing import Any, TextIO
 import msgspec
 
 from mt_eval.contamination.record import ContaminationRecord, not_run, record_of
+from mt_eval.control_chars import escaped_for_terminal
 from mt_eval.problems import Problem
 from mt_eval.process_memory import return_freed_memory
 
@@ -106,14 +107,16 @@ def summary_line(record: ContaminationRecord, method_dir: Path | None = None, co
         if method_dir is not None and corpus_path is not None:
             listing = shlex.join(["mt-eval", "contamination", "--method", str(method_dir),
                                   *(corpus_options or ["--corpus", str(corpus_path)])])
-        line = (f"contamination check: CONTAMINATED, {record.hits_total} hit{'s' if record.hits_total != 1 else ''} "
-                f"(first: {first.where} {first.entry_id} {first.side}, {first.kind}; {listing} lists them all)")
+        line = escaped_for_terminal(  # (a line break in a file's name is written \\n)
+            f"contamination check: CONTAMINATED, {record.hits_total} hit{'s' if record.hits_total != 1 else ''} "
+            f"(first: {first.where} {first.entry_id} {first.side}, {first.kind}; {listing} lists them all)",
+            one_line=True)
         if method_dir is not None and corpus_path is not None and corpus_path.resolve().is_relative_to(
                 method_dir.resolve()):
             line += (f"\n  the corpus {corpus_path} is inside the method's directory, so the method's bundle holds "
                      "its texts: fine for a first try, but evaluate on a corpus kept outside the plugin")
         return line
-    return f"contamination check: {record.status}: {'; '.join(record.reasons)}"
+    return escaped_for_terminal(f"contamination check: {record.status}: {'; '.join(record.reasons)}", one_line=True)
 
 
 def validation_problems(record: ContaminationRecord, plugin: str) -> list[Problem]:
