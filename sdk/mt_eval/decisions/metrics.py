@@ -139,9 +139,18 @@ def instance_statistics(judged: Sequence[Judged], bins: int = DEFAULT_BINS) -> d
         "group": np.array([GROUPS.index(j.kind) for j in judged], dtype=np.int64),
         "correct": correct.astype(np.float64), "confidence": confidence, "kl": kl, "brier": brier,
         "ev_error": ev_error, "is_score": is_score.astype(np.float64),
-        # bin b is [b/B, (b+1)/B): a confidence of exactly b/B (1/49 × 49 = 0.9999999999999999) is in bin b
-        "bin": np.minimum((confidence * bins + 1e-9).astype(np.int64), bins - 1),
+        "bin": ece_bins(confidence, bins),
     }
+
+
+def ece_bins(confidence: np.ndarray, bins: int) -> np.ndarray:
+    """Each confidence's ECE bin: b with b/B ≤ confidence < (b+1)/B (the last bin includes 1), compared with b/B as
+    a float, so a confidence of exactly b/B is in bin b (1/49 × 49 is 0.9999999999999999: the floor of the
+    product alone would put 1/49 in bin 0 of 49), and one just below b/B (0.7999999999 of 10 bins) in bin b − 1."""
+    b = np.clip(np.floor(confidence * bins), 0, bins - 1).astype(np.int64)  # off by one at most
+    b = np.where((b + 1 < bins) & (confidence >= (b + 1) / bins), b + 1, b)
+    below: np.ndarray = np.where((b > 0) & (confidence < b / bins), b - 1, b)
+    return below
 
 
 def case_statistics(stats: dict[str, np.ndarray], cases: int, bins: int) -> np.ndarray:

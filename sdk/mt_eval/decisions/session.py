@@ -245,11 +245,26 @@ def judged_answers(corpus: DecisionCorpus, results: list[DecisionResult]
             if scored:
                 assert answer is not None and answer.probabilities is not None
                 values = [level.value for level in question.levels or []] if question.type == "score" else None
-                judged.append(Judged(case=case, kind=question.type, predicted=list(answer.probabilities.values()),
+                judged.append(Judged(case=case, kind=question.type, predicted=_in_order(row.id, name, question,
+                                                                                        answer.probabilities),
                                      gold=gold[name], values=values))
     coverage = {group: dc.Coverage(asked=c["asked"], answered=c["answered"], failed=c["failed"], scored=c["scored"])
                 for group, c in counts.items() if c["asked"]}
     return judged, coverage
+
+
+def _in_order(row_id: str, name: str, question: Any, probabilities: dict[str, float]) -> list[float]:
+    """An answer's probabilities in the order of its question's options, as the gold is: a results log rewritten
+    with its keys in another order (``jq -S``) is scored as it was decided, and one that names other options is
+    refused, saying which row."""
+    options = question.option_names
+    if set(probabilities) != set(options):
+        shown = ", ".join(f'"{option}"' for option in probabilities) or "no option"
+        wanted = ", ".join(f'"{option}"' for option in options)
+        raise RunError(f'results.jsonl: row "{row_id}", question "{name}": the recorded probabilities name {shown}, '
+                       f"not the options {wanted} of the corpus: the log was edited. Remove the row's line and run "
+                       "the same command with --resume to decide the row again")
+    return [probabilities[option] for option in options]
 
 
 def build_card(state: DecideState, loaded: LoadedMethod, method_card: dict[str, Any], corpus: DecisionCorpus,
