@@ -18,6 +18,7 @@ import msgspec
 
 from mt_eval.corpus.families import scored_entries
 from mt_eval.corpus.files import MARKUP_HINT
+from mt_eval.corpus.gold_names import gold_name_doubts
 from mt_eval.corpus.model import Corpus, CorpusError, plural
 from mt_eval.corpus.names import misspelling_of
 from mt_eval.corpus.on_disk import EntriesOnDisk
@@ -66,7 +67,7 @@ class Doubt:
 
 def find_doubts(corpus: Corpus, pair: str | None = None) -> list[Doubt]:
     """Everything doubtful about how ``corpus`` was read (``pair``, ``SRC>TGT``, enables the script check)."""
-    doubts = [*_column_doubts(corpus), *_field_doubts(corpus), *_content_doubts(corpus)]
+    doubts = [*_column_doubts(corpus), *_field_doubts(corpus), *_gold_name_doubts(corpus), *_content_doubts(corpus)]
     mismatch = pair_doubt(corpus, pair)
     if mismatch is not None:
         doubts.append(mismatch)
@@ -266,6 +267,11 @@ def _field_doubts(corpus: Corpus) -> list[Doubt]:
                   f"be handed {'it' if one else 'them'} as {'an extra field' if one else 'extra fields'}",
                   "did you mean " + " and ".join(f'"{meant}"' for _, meant, _ in found) +
                   f"? rename {'it' if one else 'them'}")]
+
+
+def _gold_name_doubts(corpus: Corpus) -> list[Doubt]:
+    """Fields a slip away from the gold fields the corpus declares (`mt_eval.corpus.gold_names`)."""
+    return [Doubt("misspelled-field", d.message, d.hint, d.refuse) for d in gold_name_doubts(corpus)]
 
 
 def _content_doubts(corpus: Corpus) -> list[Doubt]:
