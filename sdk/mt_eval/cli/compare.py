@@ -50,7 +50,8 @@ def add_arguments(compare: argparse.ArgumentParser) -> None:
                          help="accept that this covariate differs between the cards (repeatable): model, "
                               "temperature, tool_permissions, environment, retry_budget, max_tokens, seed, batch_size, "
                               "concurrency, timeout_s, retries_per_entry, params (the --param values the method got); "
-                              "hardware compares latencies across hardware labels")
+                              "hardware compares latencies across hardware labels, latency_plan latencies measured "
+                              "with different --latency-warmup, --latency-sample or --latency-repetitions")
     compare.add_argument("--json", action="store_true",
                          help="print JSON (also when the cards are not compared: why, with exit status 1)")
     compare.add_argument("--quiet", action="store_true", help="no progress lines on stderr (each step as it starts, "

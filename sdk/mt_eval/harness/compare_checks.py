@@ -4,8 +4,9 @@
   values must be equal and recorded in both cards; each difference (or covariate missing from either card)
   refuses the comparison unless ``--allow-diff NAME`` names it, and allowed differences are printed with the
   result. Params are said one parameter at a time (``params: A mark_unknown=true, B mark_unknown=false``).
-- **Latency** is compared only between cards measured by the harness on the same hardware label; across
-  labels it is left out, with the reason, unless ``--allow-diff hardware``.
+- **Latency** is compared only between cards measured by the harness on the same hardware label, with the same
+  plan (``--latency-warmup``, the entries ``--latency-sample`` timed, ``--latency-repetitions``); otherwise it is
+  left out, with the reason, unless ``--allow-diff hardware`` (or ``--allow-diff latency_plan``).
 - **Outputs**: how many entries have a different outcome in the two runs (a different prediction, or one
   translated where the other failed or abstained), per family — for two runs of the same method, the
   repeat-run stability.
@@ -25,7 +26,8 @@ if TYPE_CHECKING:
     from mt_eval.harness.runcard import RunCard
 
 HARDWARE = "hardware"
-NAMES = (*COVARIATES, *SETTINGS, PARAMS, HARDWARE)
+LATENCY_PLAN = "latency_plan"
+NAMES = (*COVARIATES, *SETTINGS, PARAMS, HARDWARE, LATENCY_PLAN)
 
 
 @dataclass(frozen=True)
@@ -61,9 +63,13 @@ def covariate_differences(a: RunCard, a_data: dict[str, Any] | None, b: RunCard,
 
 
 def latency_comparison(a: RunCard, b: RunCard, allowed: list[str]) -> dict[str, Any]:
-    """The two cards' measured latencies side by side, or why they are not compared."""
+    """The two cards' measured latencies side by side, or why they are not compared; ``plans``: how each card's
+    latency was measured, and ``same_plan`` whether alike."""
     labels = {"a": a.environment.hardware, "b": b.environment.hardware}
-    report: dict[str, Any] = {"compared": False, "hardware": labels, "reason": None}
+    plans = {"a": latency_plan(a), "b": latency_plan(b)}
+    same_plan = _plan_key(a) == _plan_key(b)
+    report: dict[str, Any] = {"compared": False, "hardware": labels, "plans": plans, "same_plan": same_plan,
+                              "reason": None}
     self_reported = [name for name, card in (("A", a), ("B", b)) if card.latency.measured_by != "harness"]
     if self_reported:
         report["reason"] = (f"{' and '.join(self_reported)}'s latency is what the method reported about itself (a "
@@ -74,12 +80,38 @@ def latency_comparison(a: RunCard, b: RunCard, allowed: list[str]) -> dict[str, 
     elif labels["a"] != labels["b"] and HARDWARE not in allowed:
         report["reason"] = (f"the hardware differs (A: {labels['a']}; B: {labels['b']}): latencies are compared "
                             "only on the same hardware label (--allow-diff hardware compares them anyway)")
+    elif not same_plan and LATENCY_PLAN not in allowed:
+        report["reason"] = (f"the latencies were measured differently (A: {plans['a']}; B: {plans['b']}): they are "
+                            "compared only when measured alike: run both with the same --latency-warmup, "
+                            "--latency-sample and --latency-repetitions (--allow-diff latency_plan compares them "
+                            "anyway)")
     else:
         report["compared"] = True
         for name, card in (("a", a), ("b", b)):
             report[name] = {"cold_s": card.latency.cold_s, "hot_p50_s": card.latency.hot_p50_s,
                             "hot_p95_s": card.latency.hot_p95_s, "hot_calls": card.latency.hot_calls}
     return report
+
+
+def latency_plan(card: RunCard) -> str:
+    """How a card's latency was measured, as a reader compares it: "3 warm-up calls, 10 entries timed 3 times"."""
+    latency = card.latency
+    times = ("" if latency.repetitions is None else " once" if latency.repetitions == 1
+             else f" {latency.repetitions} times")
+    return (f"{_count(latency.warmup_entries, 'warm-up call')}, {_count(latency.hot_entries, 'entry', 'entries')} "
+            f"timed{times}")
+
+
+def _count(number: int, one: str, many: str | None = None) -> str:
+    return f"{number} {one if number == 1 else many or one + 's'}"
+
+
+def _plan_key(card: RunCard) -> tuple[Any, ...]:
+    """What two cards measured alike share: the warm-up calls, the entries timed (by id where the card lists
+    them) and the repetitions."""
+    latency = card.latency
+    sample = latency.hot_entries if latency.sample_ids is None else tuple(latency.sample_ids)
+    return latency.warmup_entries, sample, latency.repetitions
 
 
 def _outcome(result: Any) -> tuple[str, str | None]:

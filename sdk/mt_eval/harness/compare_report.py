@@ -88,6 +88,9 @@ def _latency(latency: dict[str, Any]) -> str:
     a, b = latency["a"], latency["b"]
     same = latency["hardware"]["a"] == latency["hardware"]["b"]
     where = latency["hardware"]["a"] if same else "different hardware, allowed"
+    if latency.get("same_plan") is False:  # (an older report has no plans)
+        plans = latency["plans"]
+        where += f"; measured differently, allowed: A {plans['a']}, B {plans['b']}"
     shown = {key: (format_duration(a[key]), format_duration(b[key])) for key in ("cold_s", "hot_p50_s", "hot_p95_s")}
     return (f"latency ({where}): cold A {shown['cold_s'][0]}, B {shown['cold_s'][1]}; hot p50 A "
             f"{shown['hot_p50_s'][0]}, B {shown['hot_p50_s'][1]}; hot p95 A {shown['hot_p95_s'][0]}, B "

@@ -8,7 +8,9 @@ Policy, applied here and nowhere else:
 - a row is prize-eligible only when everything the card records allows it (eligibility, status, gate,
   contamination) and the board's own conditions hold (``--max-p95``, ``--hardware``); when a fact it needs
   is not recorded, the answer is "unknown", never "yes";
-- rows are ranked only within their ranking group (`mt_eval.leaderboard.rows.ranking_key`);
+- rows are ranked only within their ranking group (`mt_eval.leaderboard.rows.ranking_key`); a group whose rows'
+  intervals were drawn differently (other ``--resamples`` or ``--bootstrap``), which decide its ranks and ties,
+  says so (`intervals_note`);
 - across corpora, each method is represented on each whole-corpus group by its latest published run card.
 """
 
@@ -125,7 +127,57 @@ def _group(members: list[dict[str, Any]]) -> dict[str, Any]:
             "corpus_sha256": first["corpus_sha256"], "metric": headline["metric"],
             "higher_is_better": headline["higher_is_better"], "signature": first["signatures"].get(headline["metric"]),
             "denominator": headline["denominator"], "corpus_size": first["corpus_size"], "entries_run": entries,
-            "subset": first["corpus_size"] != entries, "rows": rows}
+            "subset": first["corpus_size"] != entries, "rows": rows, **_intervals(rows), **_gate_policies(rows)}
+
+
+def _gate_policies(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The policies the group's rows passed the headline gate under when published (``gate_policies``, with how
+    many rows each), and when they are not all one the note that says so (``gate_note``, else None): a headline a
+    lenient policy let through (fewer scored entries, no canary) is not one the shipped policy let through. A row
+    stored before the policy was recorded does not alone make the note."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        policy = row["eligibility"].get("gate_policy") or "not recorded (published before the board kept it)"
+        counts[policy] = counts.get(policy, 0) + 1
+    policies = [{"policy": policy, "rows": count} for policy, count in counts.items()]
+    note = None
+    if len([p for p in counts if not p.startswith("not recorded")]) > 1:
+        note = ("the rows passed the headline gate under different policies (" + "; ".join(
+            f"{p['policy']}: {p['rows']} row{'s' if p['rows'] != 1 else ''}" for p in policies)
+                + "): their headlines were not held to the same rules; publish every card under one --policy to "
+                  "rank them alike")
+    return {"gate_policies": policies, "gate_note": note}
+
+
+def drawn_how(row: dict[str, Any]) -> str:
+    """How a row's intervals were drawn, as two rows drawn alike share it: "1000 fast bootstrap resamples"."""
+    intervals = row.get("intervals")
+    if not intervals:
+        return "not recorded (published before the board kept it)"
+    confidence = intervals.get("confidence")
+    level = "" if confidence in (None, 0.95) else f", {confidence:.0%} intervals"
+    return f"{intervals.get('resamples')} {intervals.get('bootstrap') or 'fast'} bootstrap resamples{level}"
+
+
+def _intervals(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """How the group's intervals were drawn, with how many rows each (``intervals_drawn``), and when they were not
+    all drawn alike the note that says so (``intervals_note``, else None): the ranks and ties are read from the
+    intervals, and an interval of 100 resamples, or of other draws, is not the one of 1,000. A row stored before its
+    intervals were recorded is counted as not recorded and does not alone make the note."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        how = drawn_how(row)
+        counts[how] = counts.get(how, 0) + 1
+    drawn = [{"how": how, "rows": count} for how, count in counts.items()]
+    recorded = [how for how in counts if not how.startswith("not recorded")]
+    note = None
+    if len(recorded) > 1:
+        note = ("the intervals were drawn differently (" + "; ".join(f"{d['how']}: {d['rows']} "
+                                                                    f"row{'s' if d['rows'] != 1 else ''}"
+                                                                    for d in drawn)
+                + "), and the ranks and ties are read from overlapping intervals: they are not ranked alike; run "
+                  "the cards again with the same --resamples and --bootstrap to rank them alike")
+    return {"intervals_drawn": drawn, "intervals_note": note}
 
 
 def corpus_label(group: dict[str, Any]) -> str:

@@ -10,7 +10,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from mt_eval.leaderboard.board import filters_given
+from mt_eval.leaderboard.board import drawn_how, filters_given
 
 CARDS_DIR = "cards"
 WEB_ADDRESS = re.compile(r"^https?://", re.IGNORECASE)  # the only addresses a page links to
@@ -102,8 +102,11 @@ def prize_cell(row: dict[str, Any]) -> str:
             + (f"<br><small>{escape(more)}</small>" if more else ""))
 
 
-def row_html(row: dict[str, Any], detail_pages: bool, *, placed: bool = False) -> str:
-    """A table row; its pair and corpus are its section's unless ``placed`` (a section of mixed rows)."""
+def row_html(row: dict[str, Any], detail_pages: bool, *, placed: bool = False, drawn: bool = False,
+             gated: bool = False) -> str:
+    """A table row; its pair and corpus are its section's unless ``placed`` (a section of mixed rows); ``drawn``:
+    how its interval was drawn is shown under it (its section's rows were not drawn alike); ``gated``: the policy
+    it passed the gate under (its section's rows passed under different ones)."""
     h = row["headline"]
     rank = row.get("rank")
     ties = row.get("ties", 0)
@@ -117,8 +120,11 @@ def row_html(row: dict[str, Any], detail_pages: bool, *, placed: bool = False) -
         attributes += f' data-pair="{escape(row["pair"])}" data-corpus="{escape(row["corpus_name"])}"'
     link = f"{CARDS_DIR}/{row['key']}.html" if detail_pages else None
     return (f"<tr {attributes}><td class=n>{rank or '—'}{tie}</td><td>{method_cell(row, link)}</td>"
-            f"<td>{open_source(row)}</td><td class=n>{headline_text(h)}</td>"
-            f"<td class=n>{h['denominator'] if h else '—'}</td><td>{prize_cell(row)}</td>"
+            f"<td>{open_source(row)}</td><td class=n>{headline_text(h)}"
+            + (f"<br><small>{escape(drawn_how(row))}</small>" if drawn else "") + "</td>"
+            f"<td class=n>{h['denominator'] if h else '—'}</td><td>{prize_cell(row)}"
+            + (f"<br><small>gate: {escape(row['eligibility'].get('gate_policy') or 'policy not recorded')}</small>"
+               if gated else "") + "</td>"
             f"<td><small>{escape(row['finished_at'][:10])}</small></td></tr>")
 
 
@@ -136,7 +142,11 @@ def group_html(group: dict[str, Any], detail_pages: bool) -> str:
             f'</span></h2><p class="muted">corpus sha256 <code>{escape(group["corpus_sha256"][:16])}</code>{subset} · '
             f'{escape(group["metric"])} ({order}) <code>{escape(group["signature"] or "")}</code></p>'
             f'<div class=wide><table>{HEAD.format(metric=escape(group["metric"]))}<tbody>'
-            + "".join(row_html(r, detail_pages) for r in group["rows"]) + "</tbody></table></div></section>")
+            + "".join(row_html(r, detail_pages, drawn=bool(group.get("intervals_note")),
+                               gated=bool(group.get("gate_note"))) for r in group["rows"]) + "</tbody></table></div>"
+            + "".join(f'<p class="muted">note: {escape(note)}</p>'
+                      for note in (group.get("intervals_note"), group.get("gate_note")) if note)
+            + "</section>")
 
 
 def across_html(across: dict[str, Any]) -> str:

@@ -45,6 +45,8 @@ class Eligibility(msgspec.Struct, kw_only=True):
     sandboxed: bool | None = None
     sandbox: str | None = None
     gate_passed: bool | None = None
+    # the policy the board gated the card under, "NAME (sha256 PREFIX)"; None: a row stored before it was kept
+    gate_policy: str | None = None
     contamination: str | None = None
 
 
@@ -76,6 +78,8 @@ class Row(msgspec.Struct, kw_only=True):
     hot_p95_s: float | None
     ranking_key: str
     entries_run: int | None = None  # entries the run has results for (the denominator counts scored ones only)
+    # how the card's intervals were drawn (`intervals_drawn`); None: no metrics, or a row stored before it was kept
+    intervals: dict[str, Any] | None = None
 
 
 def has_method_card(card: dict[str, Any]) -> bool:
@@ -122,7 +126,17 @@ def build_row(data: dict[str, Any], card: RunCard, method_card: dict[str, Any], 
         corpus_sha256=card.corpus.sha256, corpus_size=corpus_size, headline=headline,
         signatures={m.name: m.signature for m in card.metrics.metrics} if card.metrics else {},
         eligibility=eligibility(data), hardware=card.environment.hardware, hot_p95_s=card.latency.hot_p95_s,
-        ranking_key=ranking_key(card, corpus_size), entries_run=len(card.results))
+        ranking_key=ranking_key(card, corpus_size), entries_run=len(card.results), intervals=intervals_drawn(card))
+
+
+def intervals_drawn(card: RunCard) -> dict[str, Any] | None:
+    """How the card's 95% intervals were drawn: the bootstrap (``fast`` or ``upstream``), its resamples, seed and
+    confidence. Rows ranked by overlapping intervals are ranked alike only when drawn alike (`mt_eval.leaderboard
+    .board`); None for a card without metrics."""
+    if card.metrics is None:
+        return None
+    return {"bootstrap": card.metrics.bootstrap, "resamples": card.metrics.bootstrap_resamples,
+            "seed": card.metrics.bootstrap_seed, "confidence": card.metrics.confidence}
 
 
 def native_settings(card: RunCard) -> dict[str, Any]:

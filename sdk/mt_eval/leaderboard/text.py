@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from mt_eval.control_chars import escaped_for_terminal
-from mt_eval.leaderboard.board import filters_given
+from mt_eval.leaderboard.board import drawn_how, filters_given
 from mt_eval.leaderboard.html import headline_text, number
 
 
@@ -29,6 +29,13 @@ def _eligibility(row: dict[str, Any]) -> str:
     others = [r for r in reasons if not r.endswith(" not recorded")]
     parts = others + ([f"not recorded: {', '.join(unrecorded)}"] if unrecorded else [])
     return verdict + (f" ({'; '.join(parts)})" if parts else "")
+
+
+def _gated(group: dict[str, Any], row: dict[str, Any]) -> str:
+    """The policy a row passed the gate under, in a group whose rows passed under different ones."""
+    if not group.get("gate_note"):
+        return ""
+    return f"\n(gate: {row['eligibility'].get('gate_policy') or 'policy not recorded'})"
 
 
 def _method(row: dict[str, Any]) -> str:
@@ -78,9 +85,14 @@ def render_text(board: dict[str, Any], console: Any = None) -> None:
                              overflow="fold")  # (a narrow terminal: a long word is broken, not cut to "…")
         for row in group["rows"]:
             rank = f"{row['rank']}" + (" (tie)" if row["ties"] else "")
-            table.add_row(*map(_plain, (rank, _method(row), headline_text(row["headline"]),
-                                      str(row["headline"]["denominator"]), _eligibility(row), row["finished_at"][:10])))
+            score = headline_text(row["headline"]) + (f"\n({drawn_how(row)})" if group.get("intervals_note") else "")
+            table.add_row(*map(_plain, (rank, _method(row), score,
+                                      str(row["headline"]["denominator"]), _eligibility(row) + _gated(group, row),
+                                      row["finished_at"][:10])))
         console.print(table)
+        for note in (group.get("intervals_note"), group.get("gate_note")):  # (a board written before: neither)
+            if note:
+                console.print(_plain(f"note: {note}"))
     if board["unranked"]:
         console.print(_plain("Not ranked (no headline): " + ", ".join(f"{r['method_name']} on {r['corpus_name']}"
                                                                     for r in board["unranked"])))
