@@ -255,6 +255,7 @@ def prepare(request: RunRequest) -> FairRun:
     sandboxed = official or asked.sandbox
     if sandboxed:
         _refuse_exposed_corpus(asked.sandbox_ro, request)
+        _refuse_exposed_runs(asked.sandbox_ro)
     fair.network = network_for_class(dependency_class)
     _prepare_gateway(fair, request, sandboxed)
     if sandboxed:
@@ -300,6 +301,24 @@ def _refuse_exposed_corpus(exposed: Sequence[str], request: RunRequest) -> None:
             raise FairnessError(f"--sandbox-ro {path} holds the corpus ({held}): the method would read the references "
                                 "it is scored on. Expose the artifact alone (its own file or directory), or keep the "
                                 "corpus elsewhere")
+
+
+def _refuse_exposed_runs(exposed: Sequence[str]) -> None:
+    """A ``--sandbox-ro`` path may not hold an earlier run (its directory, or a run card): the method would read
+    its card (the canaries' references, which entries are canaries and negative controls) and its results."""
+    from mt_eval.sandbox.view import earlier_runs
+
+    for path in exposed:
+        found = earlier_runs(str(Path(path).resolve()))
+        if found:
+            first = Path(found[0])
+            held = f"the run directory {first.parent}" if (first.parent / "run.json").is_file() else \
+                f"the run card {first}"
+            more = f" (and {len(found) - 1} more file(s) of runs)" if len(found) > 1 else ""
+            raise FairnessError(f"--sandbox-ro {path} holds {held}{more}: the method would read an earlier run's "
+                                "card and results (the canaries' references, which entries are canaries and "
+                                "negative controls). Expose the artifact alone (its own file or directory), or keep "
+                                "run directories (--out) and cards elsewhere")
 
 
 def _corpus_files(request: RunRequest) -> list[Path]:

@@ -32,10 +32,11 @@ def network_for_class(dependency_class: str | None) -> Network:
 def plugin_sandbox(source: PluginSource, *, network: Network, extra_read_only: Sequence[str] = (),
                    gateway_directory: Path | None = None, hidden: Sequence[str] = ()) -> Sandbox:
     """The sandbox a plugin's guest runs in: its directory and the runtime it needs, read-only; ``hidden`` files
-    (a run's corpus) and the SDK's own copies of the demo corpus locked wherever they lie in them."""
+    (a run's corpus), the SDK's own copies of the demo corpus and the files of earlier runs kept in the plugin
+    (`earlier_runs`: a run directory or card copied there) locked wherever they lie in them."""
     from mt_eval.bridge.runtimes import node_executable, node_guest_script
     from mt_eval.resources import generated_file, shipped_corpus_copies
-    from mt_eval.sandbox.view import node_runtime, python_runtime
+    from mt_eval.sandbox.view import earlier_runs, node_runtime, python_runtime
 
     # mt-eval serve and the gateway forwarder, and the contract both runtimes read (schemas, licence table)
     runtime = [*python_runtime(), str(generated_file("licences.json").resolve().parent)]
@@ -43,4 +44,5 @@ def plugin_sandbox(source: PluginSource, *, network: Network, extra_read_only: S
         runtime += [*node_runtime(node_executable()), str(node_guest_script().resolve().parent.parent)]
     return Sandbox.for_plugin(source.directory, runtime, network=network, extra_read_only=list(extra_read_only),
                               gateway_directory=gateway_directory,
-                              hidden=[*hidden, *map(str, shipped_corpus_copies())])
+                              hidden=[*hidden, *map(str, shipped_corpus_copies()),
+                                      *earlier_runs(str(source.directory.resolve()))])

@@ -135,6 +135,7 @@ class Sandbox:
         plugin = plugin.resolve()
         view = build_view([str(plugin), *runtime_paths, *extra_read_only], network=network == "host",
                           mounted=(GATEWAY_MOUNT,) if network == "gateway" else (), hidden=hidden)
+        # the guest's whole environment, recorded in the policy; besides, PWD is the directory `wrap` starts it in
         environment = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
                        "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
         gateway_url = None
@@ -160,8 +161,10 @@ class Sandbox:
         if self.tool.name == "unshare":
             from mt_eval.sandbox.unshare import unshare_command
 
+            # (PWD as bubblewrap gives it, which sets it after its chdir: both tools give the same environment)
             return unshare_command(self.tool.path, self.view, network=self.policy.network,
-                                   environment=self.environment, gateway_directory=self.gateway_directory,
+                                   environment={**self.environment, "PWD": workdir},
+                                   gateway_directory=self.gateway_directory,
                                    command=inner, workdir=workdir)
         # bwrap's first process stays in the sandbox as its PID 1, and the guest can read its /proc/1/environ:
         # started with no environment, it holds none of the host's secrets (--clearenv clears only the guest's)
