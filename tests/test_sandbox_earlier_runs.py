@@ -89,3 +89,18 @@ def test_what_counts_as_an_earlier_run(tmp_path: Path):
                                            str(run / "run.json")]
     assert earlier_runs(str(run / "results.jsonl")) == [str(run / "results.jsonl")]
     assert earlier_runs(str(tmp_path / "config.json")) == []
+
+
+def test_sandbox_ro_may_not_hold_this_runs_own_directory(tmp_path: Path, capsys):
+    """Before: an --out under a --sandbox-ro path let the method read the run's results as they were written."""
+    plugin = probe_plugin(tmp_path, "python")
+    corpus = small_corpus(tmp_path, 1)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "lexicon.txt").write_text("hello=hola\n")
+    code, card = run_card(shared, "--method", str(plugin), "--corpus", str(corpus), "--sandbox", "--sandbox-ro",
+                          str(shared), out="this-run")
+    said = capsys.readouterr().err
+    assert code == 1 and card is None
+    assert f"--sandbox-ro {shared} holds this run's directory {shared / 'this-run'}: the method would read its " \
+           "results and card as they are written. Give --out a directory outside it" in said

@@ -255,7 +255,7 @@ def prepare(request: RunRequest) -> FairRun:
     sandboxed = official or asked.sandbox
     if sandboxed:
         _refuse_exposed_corpus(asked.sandbox_ro, request)
-        _refuse_exposed_runs(asked.sandbox_ro)
+        _refuse_exposed_runs(asked.sandbox_ro, request.directory.out)
     fair.network = network_for_class(dependency_class)
     _prepare_gateway(fair, request, sandboxed)
     if sandboxed:
@@ -303,12 +303,19 @@ def _refuse_exposed_corpus(exposed: Sequence[str], request: RunRequest) -> None:
                                 "corpus elsewhere")
 
 
-def _refuse_exposed_runs(exposed: Sequence[str]) -> None:
-    """A ``--sandbox-ro`` path may not hold an earlier run (its directory, or a run card): the method would read
-    its card (the canaries' references, which entries are canaries and negative controls) and its results."""
+def _refuse_exposed_runs(exposed: Sequence[str], out: Path | None) -> None:
+    """A ``--sandbox-ro`` path may not hold an earlier run (its directory, or a run card), nor this run's own
+    directory (``out``; None: under ``runs/`` here): the method would read a card (the canaries' references, which
+    entries are canaries and negative controls) and results."""
     from mt_eval.sandbox.view import earlier_runs
 
+    own = (out or Path("runs")).resolve()
     for path in exposed:
+        if own.is_relative_to(Path(path).resolve()):
+            where = f"this run's directory {out}" if out is not None else \
+                "this run's directory (runs/ here, the default)"
+            raise FairnessError(f"--sandbox-ro {path} holds {where}: the method would read its results and card as "
+                                "they are written. Give --out a directory outside it, or expose the artifact alone")
         found = earlier_runs(str(Path(path).resolve()))
         if found:
             first = Path(found[0])
