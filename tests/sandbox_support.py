@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -66,3 +68,20 @@ def run_card(root: Path, *args: str, out: str = "run") -> tuple[int, RunCard | N
 
 def actions(*names: str) -> list[str]:
     return ["--param", "actions=" + json.dumps(list(names))]
+
+
+@contextmanager
+def confining_with(name: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The sandbox confines with ``name`` (``MT_EVAL_SANDBOX_TOOL``) in the block; the test is skipped where that
+    tool cannot confine."""
+    monkeypatch.setenv("MT_EVAL_SANDBOX_TOOL", name)
+    find_tool.cache_clear()
+    try:
+        try:
+            find_tool()
+        except Exception as exc:
+            pytest.skip(f"{name} cannot confine here: {exc}")
+        yield
+    finally:
+        monkeypatch.delenv("MT_EVAL_SANDBOX_TOOL")
+        find_tool.cache_clear()

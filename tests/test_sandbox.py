@@ -20,7 +20,7 @@ from mt_eval.loader import read_plugin
 from mt_eval.sandbox import find_tool, plugin_sandbox
 from mt_eval.sandbox.policy import CONFINED
 from mt_eval.validate import validate_plugin
-from sandbox_support import actions, needs_sandbox, probe_plugin, run_card, small_corpus
+from sandbox_support import actions, confining_with, needs_sandbox, probe_plugin, run_card, small_corpus
 
 pytestmark = needs_sandbox
 RUNTIMES = ["python", "node"]
@@ -236,13 +236,7 @@ def test_a_host_that_cannot_isolate_refuses_to_run_and_runs_nothing(tmp_path: Pa
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
 def test_the_unshare_fallback_confines_the_same_way(tmp_path: Path, runtime: str, monkeypatch, listener: Listener):
-    monkeypatch.setenv("MT_EVAL_SANDBOX_TOOL", "unshare")
-    find_tool.cache_clear()
-    try:
-        try:
-            find_tool()
-        except Exception as exc:
-            pytest.skip(f"unshare cannot confine here: {exc}")
+    with confining_with("unshare", monkeypatch):
         plugin = probe_plugin(tmp_path, runtime)
         code, card = run_card(tmp_path, "--method", str(plugin), "--corpus", str(small_corpus(tmp_path, 1)),
                               "--sandbox", *actions("tmp", "read:/etc/shadow"))
@@ -257,9 +251,6 @@ def test_the_unshare_fallback_confines_the_same_way(tmp_path: Path, runtime: str
                               "--sandbox", *actions(f"connect:{listener.port}"), out="net")
         assert card is not None and card.sandbox is not None and listener.accepted == 0
         assert [a.kind for a in card.sandbox.denied] == ["network"]
-    finally:
-        monkeypatch.delenv("MT_EVAL_SANDBOX_TOOL")
-        find_tool.cache_clear()
 
 
 def test_an_official_run_refuses_a_plugin_the_scan_rejects(tmp_path: Path, capsys):

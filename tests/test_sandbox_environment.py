@@ -13,25 +13,16 @@ from pathlib import Path
 import pytest
 
 from mt_eval.loader import read_plugin
-from mt_eval.sandbox import find_tool, plugin_sandbox
-from sandbox_support import needs_sandbox, probe_plugin
+from mt_eval.sandbox import plugin_sandbox
+from sandbox_support import confining_with, needs_sandbox, probe_plugin
 
 pytestmark = needs_sandbox
 
 
 @pytest.fixture(params=["bwrap", "unshare"])
 def tool(request, monkeypatch):
-    monkeypatch.setenv("MT_EVAL_SANDBOX_TOOL", request.param)
-    find_tool.cache_clear()
-    try:
-        try:
-            find_tool()
-        except Exception as exc:
-            pytest.skip(f"{request.param} cannot confine here: {exc}")
+    with confining_with(request.param, monkeypatch):
         yield request.param
-    finally:
-        monkeypatch.delenv("MT_EVAL_SANDBOX_TOOL")
-        find_tool.cache_clear()
 
 
 def test_the_guest_gets_the_recorded_environment_and_its_working_directory(tmp_path: Path, monkeypatch, tool):
