@@ -10,7 +10,6 @@ and registers its module with a pluggy manager when one is given. Every problem 
 from __future__ import annotations
 
 import inspect
-import os
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -18,13 +17,15 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+import msgspec
+
 from mt_eval.manifest import Manifest, kebab_case
-from mt_eval.method_card import CARD_FILE, MethodCard, merge_card
+from mt_eval.method_card import CARD_FILE, MethodCard, merge_card, not_a_file, read_card_file
 from mt_eval.method_protocol import TranslationMethod, protocol_deviations, where_protocols_are
 from mt_eval.plugin_import import EntryPointError, describe_exception, describe_exit, import_entry_module, resolve_class
 from mt_eval.problems import Problem, ProblemsError
 from mt_eval.progress import still_working
-from mt_eval.strict import decode_json_file, parse_json
+from mt_eval.strict import decode_json_file
 
 if TYPE_CHECKING:
     import pluggy
@@ -119,39 +120,14 @@ def read_plugin(path: str | Path) -> tuple[PluginSource | None, list[Problem]]:
         return None, [Problem(file=str(manifest_path), path="$", message="missing: this is not a method plugin",
                               hint="a plugin directory holds method.json; `mt-eval new` creates one", code="io")]
     manifest, problems = decode_json_file(manifest_path, Manifest)
-    card_data: dict[str, Any] | None = None
-    card_path = directory / CARD_FILE
-    if card_path.is_file():
-        try:
-            parsed, card_problems = parse_json(card_path.read_bytes(), file=str(card_path))
-        except OSError as exc:
-            parsed, card_problems = None, [Problem(file=str(card_path), path="$", code="io",
-                                                   message=f"cannot read file: {exc.strerror or exc}")]
-        problems.extend(card_problems)
-        card_data = parsed if isinstance(parsed, dict) else None
-        if parsed is not None and not isinstance(parsed, dict):
-            problems.append(Problem(file=str(card_path), path="$", message="a method card must be a JSON object",
-                                    code="type"))
-    elif unreadable := not_a_file(card_path):  # (there, but no file: it was taken for no card, and not checked)
-        problems.append(unreadable)
+    card_data, card_problems = read_card_file(directory / CARD_FILE)
+    problems.extend(card_problems)
     if manifest is None:
         return None, problems
     method_id = manifest.method_id or kebab_case(directory.resolve().name)
     source = PluginSource(directory=directory, manifest=manifest, method_id=method_id, card_data=card_data)
     problems.extend(_entry_file_problems(source))
     return source, problems
-
-
-def not_a_file(path: Path) -> Problem | None:
-    """``path`` (a plugin's method.json or method_card.json) is there, but no file to read: a directory, a FIFO, a
-    link that loops or leads nowhere. None when it is a file, or nothing."""
-    if path.is_file() or not (path.exists() or path.is_symlink()):
-        return None
-    link = not path.exists()
-    what = (f"a link to {os.readlink(path)}, which is not a file" if link
-            else "a directory, not a file" if path.is_dir() else "not a regular file (a FIFO, socket or device)")
-    return Problem(file=str(path), path="$", message=what, code="io", hint=("point the link at a file, or " if link
-                   else "") + f"put the plugin's {path.name} (a JSON file) itself in its place")
 
 
 def _entry_file_problems(source: PluginSource) -> list[Problem]:
@@ -237,8 +213,43 @@ def build_method(source: PluginSource, *, isolate: bool = False, sandbox: Confin
         deviations = [d._replace(text=f'"{class_name}" is no class, and what {class_name}() returned falls short: '
                                  f"{d.text}") for d in deviations]
     from mt_eval.bridge.slots import within_declared_concurrency as gated  # (its capabilities' calls at once)
-    return (None if deviations else gated(method)), module, [problem(d.text, d.fix or hint, "protocol")
-                                                              for d in deviations]
+    found = [problem(d.text, d.fix or hint, "protocol") for d in deviations]
+    return (None if deviations else CalledAsAGuest(gated(method))), module, found
+
+
+class CalledAsAGuest:
+    """An in-process method as `load_method` hands it out, called as a guest is: what no guest takes (an id that is
+    not a non-empty string or comes twice, a config without source_lang) is a `TypeError` in the bridge's words;
+    entries lose their gold, a dict config becomes a RunConfig (a DecisionConfig), and ``aclose()`` is always there."""
+
+    def __init__(self, method: Any) -> None:
+        self._method = method
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._method, name)
+        if name not in ("translate", "decide") or not callable(found):
+            return found
+        from mt_eval.bridge.answers import DECIDE, entries_to_send, refuse_unshaped
+        from mt_eval.bridge.guest_requests import config_refusal
+        from mt_eval.decisions.records import DecisionConfig
+        from mt_eval.records import RunConfig
+        kind = DecisionConfig if name == "decide" else RunConfig
+
+        async def as_a_guest_takes_them(items: Any, config: Any) -> Any:
+            if kind is not RunConfig:
+                refuse_unshaped(DECIDE, items)
+            items = entries_to_send(items) if kind is RunConfig else items
+            if not isinstance(config, msgspec.Struct):  # (a Struct is taken as it is, as a guest's host takes it)
+                if problem := config_refusal(config, decides=kind is not RunConfig):
+                    raise TypeError(problem)
+                config = msgspec.convert(dict(config), kind, strict=False)
+            return await found(items, config)
+        setattr(self, name, as_a_guest_takes_them)  # (found here from now on)
+        return as_a_guest_takes_them
+
+    async def aclose(self) -> None:
+        if callable(close := getattr(self._method, "aclose", None)):
+            await close()
 
 
 def _construct(source: PluginSource, module_name: str, class_name: str,
@@ -286,8 +297,7 @@ def _constructor_arguments(factory: Any, source: PluginSource) -> tuple[dict[str
     offered = {"manifest": source.manifest, "directory": source.directory.resolve()}
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
     kwargs = {name: value for name, value in offered.items() if takes_any or name in parameters}
-    missing = [name for name, p in parameters.items()
-               if p.default is inspect.Parameter.empty and name not in kwargs
+    missing = [name for name, p in parameters.items() if p.default is inspect.Parameter.empty and name not in kwargs
                and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)]
     return kwargs, missing
 

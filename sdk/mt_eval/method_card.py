@@ -14,8 +14,10 @@ source may repeat them but not contradict them. The merged card is validated as 
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -24,7 +26,7 @@ from mt_eval.dependency_classes import DependencyClass
 from mt_eval.field_words import SET_BY, described
 from mt_eval.manifest import LanguagePair, Manifest, MethodClass, MethodId
 from mt_eval.problems import Finding, Problem
-from mt_eval.strict import StrictStruct, decode_value
+from mt_eval.strict import StrictStruct, decode_value, parse_json
 
 Paradigm = Literal["rule-based", "statistical", "neural-nmt", "llm", "hybrid", "human", "unknown"]
 CARD_FILE = "method_card.json"
@@ -121,6 +123,32 @@ def card_from_manifest(manifest: Manifest, method_id: str) -> dict[str, Any]:
     fields["supported_pairs"] = list(manifest.supported_pairs)
     fields["dependency_class"] = manifest.derivation().dependency_class or manifest.dependency_class
     return {k: v for k, v in fields.items() if v is not None}
+
+
+def read_card_file(path: Path) -> tuple[dict[str, Any] | None, list[Problem]]:
+    """A plugin's ``method_card.json``: what it holds (None when there is none, when that is no JSON object, or it
+    cannot be read), and its problems."""
+    if not path.is_file():  # (there, but no file: it was taken for no card, and not checked)
+        return None, [unreadable] if (unreadable := not_a_file(path)) else []
+    try:
+        parsed, problems = parse_json(path.read_bytes(), file=str(path))
+    except OSError as exc:
+        return None, [Problem(file=str(path), path="$", code="io", message=f"cannot read file: {exc.strerror or exc}")]
+    if parsed is not None and not isinstance(parsed, dict):
+        problems.append(Problem(file=str(path), path="$", message="a method card must be a JSON object", code="type"))
+    return (parsed if isinstance(parsed, dict) else None), problems
+
+
+def not_a_file(path: Path) -> Problem | None:
+    """``path`` (a plugin's method.json or method_card.json) is there, but no file to read: a directory, a FIFO, a
+    link that loops or leads nowhere. None when it is a file, or nothing."""
+    if path.is_file() or not (path.exists() or path.is_symlink()):
+        return None
+    link = not path.exists()
+    what = (f"a link to {os.readlink(path)}, which is not a file" if link
+            else "a directory, not a file" if path.is_dir() else "not a regular file (a FIFO, socket or device)")
+    return Problem(file=str(path), path="$", message=what, code="io", hint=("point the link at a file, or " if link
+                   else "") + f"put the plugin's {path.name} (a JSON file) itself in its place")
 
 
 def not_a_card(source: str, data: Any) -> Problem | None:
