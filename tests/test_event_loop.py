@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,17 @@ def test_a_thread_of_the_method_still_running_at_the_close_is_one_line_not_a_tra
         "mt-eval: warning: a thread of the method (asyncio.to_thread, run_in_executor) was still running 2 s after "
         "its calls ended; a method's threads are to end when its calls are cancelled, or in aclose()",
         "mt-eval translate: plugin-0: 1 of 1 entry failed"]
+
+
+def test_called_where_a_loop_already_runs_it_says_to_use_a_thread(make_plugin):
+    """Before: validate_plugin of a Node plugin in a notebook (a loop running) raised asyncio's "Cannot run the event
+    loop while another loop is running" and warned of a coroutine never awaited."""
+    async def inside_a_loop() -> None:
+        with pytest.raises(RuntimeError, match=r"one is already running in this thread \(a notebook, or code under "
+                                               r"asyncio\.run\): call it from another thread, e\.g\. `await "
+                                               r"asyncio\.to_thread"):
+            event_loop.run(_loop_module)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no "coroutine ... was never awaited")
+        asyncio.run(inside_a_loop())

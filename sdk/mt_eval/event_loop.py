@@ -65,6 +65,15 @@ def run(func: Callable[[*Args], Awaitable[T]], *args: *Args) -> T:
 
     from mt_eval.background_threads import block_process_signals
 
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # (none: as it should be)
+        pass
+    else:  # (asyncio's own words would be "Cannot run the event loop while another loop is running")
+        raise RuntimeError("this runs on an event loop of its own, and one is already running in this thread (a "
+                           "notebook, or code under asyncio.run): call it from another thread, e.g. `await "
+                           "asyncio.to_thread(validate_plugin, path)`")
+
     async def main() -> T:
         return await func(*args)
 
