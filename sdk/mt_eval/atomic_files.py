@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 
@@ -27,6 +28,23 @@ def write_atomically(path: Path, content: bytes) -> None:
         with contextlib.suppress(OSError):
             temporary.unlink()
         raise
+
+
+def remove_leftovers(directory: Path, names: Iterable[str]) -> None:
+    """Remove the temporary files of ``names`` (``.card.json.4242.tmp``) that `write_atomically` left in ``directory``
+    when its process was killed outright (SIGKILL, a power cut) between making one and renaming it: nothing else
+    removes them, and each is as large as the file it was to replace. Only for a directory the caller alone writes
+    in (a run directory, under its lock); this process's own are kept."""
+    pattern = re.compile("|".join(rf"\.{re.escape(name)}\.\d+\.tmp" for name in names))
+    own = f".{os.getpid()}.tmp"
+    try:
+        with os.scandir(directory) as entries:
+            left = [entry.path for entry in entries if pattern.fullmatch(entry.name) and not entry.name.endswith(own)]
+    except OSError:  # (not there yet, or not readable: said by what reads it)
+        return
+    for path in left:
+        with contextlib.suppress(OSError):  # (one that cannot be removed is harmless: it is never read)
+            os.unlink(path)
 
 
 @contextlib.contextmanager

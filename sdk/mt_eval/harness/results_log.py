@@ -22,6 +22,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import msgspec
 
+from mt_eval.atomic_files import write_atomically
 from mt_eval.corpus.on_disk import kept
 from mt_eval.errors import ExpectedError
 from mt_eval.records import TranslationResult, result_problem
@@ -64,16 +65,11 @@ class ResultsNotSaved(ExpectedError):
                    "before are saved (a line cut short is dropped): free space, or make the directory writable, then "
                    "continue with the same command and --resume (in place of --force, where it has it)")
 
-
-def state_not_written(path: Path, problem: OSError, *, resumed: bool) -> str:
-    """Why a run stops when its ``run.json`` cannot be written as it starts or resumes (a full disk), with the fix:
-    nothing has run, and a resumed run's results are kept."""
-    if not resumed:
-        return (f"cannot write {path}: {problem.strerror or problem}; the run did not start: free space, or make the "
-                "directory writable, then run the same command again")
-    return (f"cannot write {path}: {problem.strerror or problem}; the run did not resume. The results so far are saved "
-            f"in {path.parent / 'results.jsonl'}: free space, or make the directory writable, then continue with the "
-            "same command and --resume")
+    @classmethod
+    def repairing(cls, path: Path, problem: OSError, kind: LogKind[Any]) -> ResultsNotSaved:
+        return cls(f"cannot repair {path}: {problem.strerror or problem}; it was left as it was, and nothing was "
+                   f"{kind.done}: free space, or make the directory writable, then continue with the same command and "
+                   "--resume")
 
 
 class AppendedLines:
@@ -235,11 +231,12 @@ def repair(path: Path, entry_ids: Collection[str] | None = None, kind: LogKind[A
     notes: list[str] = []
     strays = [] if entry_ids is None else [i for i in found.results if i not in entry_ids]
     if found.needs_rewrite or strays:
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         for stray in strays:
             del found.results[stray]
-        temporary.write_bytes(b"".join(_encode(result) + b"\n" for result in found.results.values()))
-        os.replace(temporary, path)
+        try:  # (a full disk leaves the log as it was, and no part of the new one beside it)
+            write_atomically(path, b"".join(_encode(result) + b"\n" for result in found.results.values()))
+        except OSError as exc:
+            raise ResultsNotSaved.repairing(path, exc, kind) from None
         if strays:
             notes.append(f"{path}: dropped results for {_ids(strays, kind)} that "
                          f"{'is' if len(strays) == 1 else 'are'} no {kind.one} of this run (the log was edited, or "
@@ -259,8 +256,11 @@ def repair(path: Path, entry_ids: Collection[str] | None = None, kind: LogKind[A
             file.truncate(found.good_end)
         notes.append(_torn(path, found))
     if found.unterminated:
-        with path.open("ab") as file:
-            file.write(b"\n")
+        try:
+            with path.open("ab") as file:
+                file.write(b"\n")
+        except OSError as exc:
+            raise ResultsNotSaved.repairing(path, exc, kind) from None
     return notes
 
 

@@ -19,9 +19,8 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from mt_eval.atomic_files import write_atomically
+from mt_eval.atomic_files import remove_leftovers, write_atomically
 from mt_eval.errors import ExpectedError
-from mt_eval.harness.results_log import state_not_written
 from mt_eval.harness.write_probe import permission_fix, unwritable
 from mt_eval.js_text import same_json
 
@@ -50,6 +49,17 @@ class RunError(ExpectedError):
 def write_json(path: Path, value: Any) -> None:
     """Write atomically: a crash never leaves a half-written file, nor a full disk a temporary one."""
     write_atomically(path, msgspec.json.format(msgspec.json.encode(value), indent=2) + b"\n")
+
+
+def state_not_written(path: Path, problem: OSError, *, resumed: bool) -> str:
+    """Why a run stops when its ``run.json`` cannot be written as it starts or resumes (a full disk), with the fix:
+    nothing has run, and a resumed run's results are kept."""
+    if not resumed:
+        return (f"cannot write {path}: {problem.strerror or problem}; the run did not start: free space, or make the "
+                "directory writable, then run the same command again")
+    return (f"cannot write {path}: {problem.strerror or problem}; the run did not resume. The results so far are saved "
+            f"in {path.parent / 'results.jsonl'}: free space, or make the directory writable, then continue with the "
+            "same command and --resume")
 
 
 def writable_directory(out: Path, what: str, flag: str = "--out", *, resuming: bool = False) -> None:
@@ -203,6 +213,7 @@ def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,
             (out / name).unlink(missing_ok=True)
         state = fresh
     out.mkdir(parents=True, exist_ok=True)
+    remove_leftovers(out, FILES)  # (of a session killed outright as it wrote one: under the lock, none is in use)
     try:
         write_json(state_path, state)
     except OSError as exc:  # (a full disk: nothing has run yet, and what an earlier session saved is kept)
