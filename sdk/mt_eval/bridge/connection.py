@@ -211,8 +211,8 @@ class GuestConnection(ChildProcess):
         self.write(line)
         try:
             result = await pending.future
-        except asyncio.CancelledError:
-            if request_id in self._pending and self.alive:
+        except asyncio.CancelledError:  # (not when its answer came first: a guest answers no cancel after it)
+            if request_id in self._pending and self.alive and (pending.future.cancelled() or not pending.future.done()):
                 self._cancel(request_id)
             raise
         finally:
