@@ -31,13 +31,8 @@ class RunProgress:
         self._bar: Any = None
         self._task: Any = None
         if not quiet and self.stream.isatty():
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-            self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TextColumn("{task.fields[rate]}"), TextColumn("ETA"), TimeRemainingColumn(),
-                                 TextColumn("[red]{task.fields[errors]}"),
-                                 console=Console(file=self.stream), transient=False)
+            self._bar = _bar(label, total, self.stream)
+        if self._bar is not None:
             self._task = self._bar.add_task(label, total=total, completed=done, rate="", errors="")
             with signals_held():  # (its refresh thread is not to take Ctrl-C from the main thread)
                 self._bar.start()
@@ -71,6 +66,39 @@ class RunProgress:
             self._bar = None
 
 
+_SHORTEST_LABEL = 8  # (a label is shortened to this, with "…", before the bar gives way to lines)
+
+
+def _bar_room(total: int) -> int:
+    """What a bar's line holds besides its label and the bar, at its widest: the count (``12345/12345``), the rate
+    (``12,345/s``), ``ETA`` and the time left (``10:00:00``), the errors (``12345 errors``), a space between each."""
+    digits = len(str(total))
+    return (2 * digits + 1) + 8 + len("ETA") + 8 + (digits + len(" errors")) + 6
+
+
+def _bar(label: str, total: int, stream: TextIO) -> Any:
+    """A rich bar on the terminal ``stream`` whose count, rate, time left and errors are never cut short: on a
+    narrow terminal (or beside a long label) the bar and then the label give way (shortened with "…"); None when
+    the terminal is too narrow for even that (``COLUMNS=20``): plain lines are printed instead, which it wraps."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.table import Column
+
+    console = Console(file=stream)
+    room = console.width - _bar_room(total)
+    if room < min(len(label), _SHORTEST_LABEL):
+        return None
+
+    def whole(text: str) -> TextColumn:
+        return TextColumn(text, table_column=Column(no_wrap=True))
+
+    return Progress(TextColumn("{task.description}", table_column=Column(no_wrap=True, overflow="ellipsis",
+                                                                          max_width=room)),
+                    BarColumn(), MofNCompleteColumn(table_column=Column(no_wrap=True)), whole("{task.fields[rate]}"),
+                    whole("ETA"), TimeRemainingColumn(table_column=Column(no_wrap=True)),
+                    whole("[red]{task.fields[errors]}"), console=console, transient=False)
+
+
 def _rate(per_second: float) -> str:
     """``134/s``, ``4.5/s``, ``0.25/s``: three significant figures at most."""
     return f"{per_second:,.0f}/s" if per_second >= 100 else f"{per_second:.3g}/s"
@@ -99,3 +127,56 @@ def still_working(message: str, *, every_s: float = 10.0, stream: TextIO | None 
         yield
     finally:
         done.set()
+
+
+class LineInPlace:
+    """A line of progress rewritten in place on a terminal (``\\r``), one line each elsewhere (``quiet``: none), its
+    control and invisible characters escaped. A line wider than the terminal is written whole, on a row of its own:
+    rewritten in place, it had wrapped, and left its first rows behind each time (a 150-character "still waiting"
+    line on an 80-column terminal)."""
+
+    def __init__(self, stream: TextIO, *, quiet: bool) -> None:
+        self.stream = stream
+        self.quiet = quiet
+        self.tty = stream.isatty()
+        self.open_line = False
+
+    def show(self, line: str, *, last: bool) -> None:
+        """``line`` in place of the one before (``last``: ended, the next starts below it)."""
+        from mt_eval.control_chars import escaped_for_terminal
+
+        if self.quiet:
+            return
+        line = escaped_for_terminal(line)
+        if self.tty and fits_in_a_row(line, self.stream):
+            self.stream.write(f"\r{line}\x1b[K" + ("\n" if last else ""))
+            self.open_line = not last
+        else:  # (on a terminal, over the short line open before it)
+            self.stream.write(("\r\x1b[K" if self.open_line else "") + line + "\n")
+            self.open_line = False
+        self.stream.flush()
+
+    def say(self, line: str) -> None:
+        """A line between the others, in their place until the next one."""
+        self.show(line, last=False)
+
+    def close(self) -> None:
+        if self.open_line:
+            self.stream.write("\n")
+            self.open_line = False
+
+
+def fits_in_a_row(line: str, stream: TextIO) -> bool:
+    """Whether ``line`` fits in a row of the terminal ``stream`` (as wide as $COLUMNS says, else as it is, else 80
+    columns), the cursor after it still in that row."""
+    import os
+
+    from rich.cells import cell_len
+
+    width = os.environ.get("COLUMNS", "")
+    if not width.isdigit() or not int(width):
+        try:
+            width = str(os.get_terminal_size(stream.fileno()).columns or 80)
+        except (AttributeError, ValueError, OSError):  # (not a file: io.UnsupportedOperation is an OSError)
+            width = "80"
+    return cell_len(line) < int(width)

@@ -366,12 +366,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except expected as exc:
         said_on_stderr(f"{prog}: {_in_words(exc)}")
         return 1
-    except OSError as exc:  # a path too long for the system, wherever it was first looked at
-        import errno
-
-        if exc.errno != errno.ENAMETOOLONG:
+    except OSError as exc:  # a path too long for the system, no directory for temporary files: wherever first met
+        if (words := _in_words(exc)) == str(exc):  # (any other is a fault: its traceback)
             raise
-        said_on_stderr(f"{prog}: {_in_words(exc)}")
+        said_on_stderr(f"{prog}: {words}")
         return 1
 
 
@@ -385,7 +383,8 @@ def said_on_stderr(message: str) -> None:
 
 
 def _in_words(exc: BaseException) -> str:
-    """An expected error's message; a path too long for the system, named (shortened) with what to check."""
+    """An expected error's message; a path too long for the system, named (shortened) with what to check; no
+    directory for temporary files (`tempfile.gettempdir`: TMPDIR, /tmp, /var/tmp, /usr/tmp, the current one)."""
     import errno
 
     if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
@@ -393,4 +392,6 @@ def _in_words(exc: BaseException) -> str:
         shown = name if len(name) <= 60 else f"{name[:40]}…{name[-15:]}"
         return (f"{shown}: the path is too long for this system ({exc.strerror}: a name in it over 255 bytes, or "
                 "the whole over 4096); check the path you gave")
+    if isinstance(exc, FileNotFoundError) and str(exc.strerror).startswith("No usable temporary directory found"):
+        return f"{exc.strerror}: none can be written; set TMPDIR to a directory you can write in, and run again"
     return str(exc)

@@ -188,8 +188,29 @@ def run(args: argparse.Namespace) -> int:
     else:
         from mt_eval.leaderboard.text import render_text
 
-        render_text(board)
+        render_text(board, _console())
     return 0
+
+
+NARROWEST = 64  # (the board's columns at their narrowest that still show every word of a row)
+
+
+def _console() -> Any:
+    """The console the board is drawn on: the terminal's width (or $COLUMNS), and never narrower than `NARROWEST`,
+    where a narrower terminal wraps its lines (at 20 columns, rich had cut every column but the run's date to
+    nothing: no method, no score)."""
+    from rich.console import Console
+
+    console = Console()
+    if console.width < NARROWEST:
+        console = Console(width=NARROWEST)
+    console.on_broken_pipe = _reader_gone  # type: ignore[method-assign]
+    return console
+
+
+def _reader_gone() -> None:
+    """The reader of the board went away (``| head``): 141 and quietly, as every command stops."""
+    raise BrokenPipeError
 
 
 def _check_options(args: argparse.Namespace) -> None:

@@ -27,6 +27,7 @@ from mt_eval.cli.termination import said
 from mt_eval.cli.usage_errors import WAIT_LIMIT, WAIT_VALUES, named_path, wait_value
 from mt_eval.control_chars import escaped_for_terminal
 from mt_eval.errors import ExpectedError
+from mt_eval.progress import LineInPlace
 
 if TYPE_CHECKING:
     import anyio
@@ -313,41 +314,14 @@ class StillBusy(ExpectedError):
                          f"{js_number(waited_s)} s for it. Let it finish, then run again, or give a longer --wait")
 
 
-class _Progress:
-    """``es: 8/12 strings answered``: rewritten in place on a terminal, one line per batch elsewhere."""
-
-    def __init__(self, stream: Any, *, quiet: bool) -> None:
-        self.stream = stream
-        self.quiet = quiet
-        self.tty = stream.isatty()
-        self.open_line = False
+class _Progress(LineInPlace):
+    """``es: 8/12 strings answered``: rewritten in place on a terminal, one line per batch elsewhere; `say` puts a
+    line between the counts (on a terminal, in their place until the next count)."""
 
     def __call__(self, locale: str, done: int, total: int) -> None:
         from mt_eval.champollion.report import progress_line
 
-        if self.quiet:
-            return
-        line = escaped_for_terminal(progress_line(locale, done, total))
-        if self.tty:
-            self.stream.write(f"\r{line}\x1b[K" + ("\n" if done == total else ""))
-            self.open_line = done != total
-        else:
-            self.stream.write(line + "\n")
-        self.stream.flush()
-
-    def say(self, line: str) -> None:
-        """A line between the counts (on a terminal, in their place until the next count)."""
-        if self.quiet:
-            return
-        line = escaped_for_terminal(line)
-        self.stream.write(f"\r{line}\x1b[K" if self.tty else line + "\n")
-        self.stream.flush()
-        self.open_line = self.tty
-
-    def close(self) -> None:
-        if self.open_line:
-            self.stream.write("\n")
-            self.open_line = False
+        self.show(progress_line(locale, done, total), last=done == total)
 
 
 class _Waiting:

@@ -60,6 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import os
     from pathlib import Path
 
     from mt_eval.cli.usage_errors import OptionError
@@ -67,5 +68,12 @@ def run(args: argparse.Namespace) -> int:
 
     if args.directory is not None and not args.directory.strip():  # ("$NAME" unset in a script: not the default)
         raise OptionError("DIR", "is blank: give the directory to create, or leave it out for ./METHOD_ID")
+    try:
+        os.getcwd()  # (rendering the template starts from it: removed, that ended in a traceback)
+    except FileNotFoundError:
+        from mt_eval.cli.run import CWD_GONE
+        from mt_eval.errors import ExpectedError
+
+        raise ExpectedError(CWD_GONE) from None
     return new_plugin(Path(args.directory) if args.directory else None, settings=args.settings,
                       answers_file=args.answers, no_input=args.no_input, force=args.force)

@@ -78,11 +78,18 @@ def _card_argument(text: str) -> str:
 def run(args: argparse.Namespace) -> int:
     """Exit 0 when every card was published, 1 when any was refused or could not be read (or standard output could
     not be written), 130 on Ctrl-C, 141 when the reader of standard output went away."""
+    import tempfile
+
     from mt_eval.cli import said_on_stderr
     from mt_eval.control_chars import escaped_for_terminal
     from mt_eval.errors import InterruptedBefore
     from mt_eval.leaderboard.publish import shown_path
 
+    try:  # (verifying a card needs a directory for temporary files: none is said once, not as each card's fault)
+        tempfile.gettempdir()
+    except OSError:
+        _none_tried(args, "no directory for temporary files can be written (set TMPDIR)")
+        raise
     try:  # (Ctrl-C before a card is read: said so, not a bare "interrupted")
         from mt_eval.harness.policy import PolicyError, load_policy
         from mt_eval.leaderboard import StoreError

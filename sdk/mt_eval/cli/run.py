@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 SAVED = "\nmt-eval run: interrupted; finished entries are saved."
 INTERRUPTED = f"{SAVED} Continue with the same command and --resume."
 EXPECTED = (ValueError, OSError)  # unreadable files, bad values: the message says which
+CWD_GONE = ("the current directory no longer exists (it was removed after the shell entered it): cd to a directory "
+            "that exists, and run the command again")
 SHOWS_GUEST_OUTPUT = True  # what a method in a bridge guest writes to stderr is shown (cli/guest_output.py)
 
 
@@ -151,9 +153,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"mt-eval run: give {' and '.join(missing)}; or try the bundled example with --demo. `mt-eval run "
               "--help` lists every option, with examples.", file=sys.stderr)
         return 2
+    import os
+    import tempfile
+
+    from mt_eval.errors import ExpectedError
     from mt_eval.harness.run_rules import RunFinished
     from mt_eval.harness.session import run_evaluation
 
+    tempfile.gettempdir()  # (scoring needs a directory for temporary files: none is said now, not after the method)
+    try:
+        os.getcwd()  # (the summary names the run's files from it: had it been removed, the run failed once done)
+    except FileNotFoundError:
+        raise ExpectedError(CWD_GONE) from None
     try:
         return run_evaluation(request).exit_code
     except RunFinished as finished:
