@@ -110,8 +110,8 @@ def test_without_git_the_history_is_not_read_and_the_verdict_cannot_be_clean(bun
     assert report.hits == [] and report.status == "unverified"
     said = next(f for f in report.findings if f.kind == "history")
     assert said.effect == "unverified"
-    assert said.message == ("the repository's history was not read: git is not installed (Debian: apt-get install "
-                            "git)")
+    assert said.message == ("the repository's history was not read: git is not installed, or not on PATH (Debian: "
+                            "apt-get install git)")
 
 
 def borrowing(bundle: Path, tmp_path: Path, text: str) -> Path:

@@ -222,7 +222,7 @@ def test_a_host_that_cannot_isolate_refuses_to_run_and_runs_nothing(tmp_path: Pa
                            *actions(f"write:{marker}"))
         err = capsys.readouterr().err
         assert code == 1 and not marker.exists() and not (tmp_path / "run" / "results.jsonl").exists()
-        assert "cannot isolate" in err and "bwrap (bubblewrap) is not installed" in err
+        assert "cannot isolate" in err and "bwrap (bubblewrap) is not installed, or not on PATH" in err
         assert "apt-get install bubblewrap" in err and "never falls back to running unconfined" in err
         report = validate_plugin(plugin, sandbox=True)
         assert any(p.code == "sandbox" and "--no-sandbox" in (p.hint or "") for p in report.errors)

@@ -197,7 +197,7 @@ def _git(git_dir: Path, *argv: str, work_tree: Path | None = None, stdin: str | 
 def _command(git_dir: Path, *argv: str, work_tree: Path | None = None) -> list[str]:
     git = shutil.which("git")
     if git is None:
-        raise HistoryError("git is not installed (Debian: apt-get install git)")
+        raise HistoryError("git is not installed, or not on PATH (Debian: apt-get install git)")
     options = ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=" + os.devnull, "-c", "safe.directory=*",
                "-c", "protocol.allow=never", "--git-dir", str(git_dir)]
     if work_tree is not None:

@@ -68,7 +68,7 @@ def find_tool() -> Tool:
     if wanted in ("", "bwrap", "bubblewrap"):
         path = shutil.which("bwrap")
         if path is None:
-            reasons.append("bwrap (bubblewrap) is not installed")
+            reasons.append("bwrap (bubblewrap) is not installed, or not on PATH")
         else:
             problem = _probe([path, *_BWRAP_BASE, "--ro-bind", "/usr", "/usr", *_merged_usr(), "--", "true"])
             if problem is None:
@@ -78,7 +78,7 @@ def find_tool() -> Tool:
         from mt_eval.sandbox.unshare import probe_unshare
 
         path = shutil.which("unshare")
-        problem = "util-linux unshare is not installed" if path is None else probe_unshare(path)
+        problem = "util-linux unshare is not installed, or not on PATH" if path is None else probe_unshare(path)
         if path is not None and problem is None:
             return Tool("unshare", path, _version(path))
         reasons.append(problem or "unshare failed")
