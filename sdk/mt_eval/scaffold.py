@@ -266,6 +266,7 @@ def next_steps(target: Path, answers: dict[str, Any], report: PluginReport) -> s
     by their full paths when they are not the ones on PATH)."""
     import importlib.util
     import shlex
+    import shutil
     from pathlib import Path
 
     from mt_eval.scaffold_files import display
@@ -284,8 +285,9 @@ def next_steps(target: Path, answers: dict[str, Any], report: PluginReport) -> s
         node_entry = "decide.js" if answers["__family"] == "decision" else "translate.js"
         lines.append(f"  {python} -m pytest tests" + (f"       # pipeline.py, and its parity with {node_entry}"
                                                       if answers["runtime"] == "both" else ""))
-    if answers["runtime"] in ("node", "both"):
-        lines.append("  node --test")
+    if answers["runtime"] in ("node", "both"):  # (no node on PATH: the line says what it needs, not a bare failure)
+        lines.append("  node --test" if shutil.which("node") else
+                     "  node --test     # needs Node.js 20+ on PATH, none is here (apt-get install nodejs npm)")
     if answers["__family"] == "glossary":
         lines.append(f'  {mt_eval} translate . "Hello, my friend!"')
         lines.append(f"  {mt_eval} run --method . --corpus sample/corpus.jsonl   # scores and a run card, in ../runs/; "
