@@ -110,7 +110,7 @@ def complete(path: Path, verification: Any, *, method_card: str | None = None, n
     shown, source = settle_method_card(path, dict(card.method.card), method_card, no_input=no_input, ask=ask)
     row = build_row(verification.data, card, shown, source, verification.corpus_entries)
     row.eligibility.gate_passed = True  # under the board's policy, just applied (the card's own verdict aside)
-    row.eligibility.gate_policy = f"{gate.policy} (sha256 {gate.policy_sha256[:12]})"
+    row.eligibility.gate_policy = f"{gate.policy} (sha256 {(gate.policy_sha256 or '')[:12]})"
     for column, limit in TEXT_LIMITS.items():  # (the same refusal on SQLite as PostgreSQL's, and for this card alone)
         value = getattr(row, column)
         if len(value) > limit:
