@@ -102,3 +102,13 @@ def test_a_store_url_typed_where_another_word_goes_shows_no_password(command: li
     assert "secret" not in out + err and "***" in err, err
     if command[0] == "publish":
         assert "is the store's URL, not a run card: give it as --db URL" in err
+
+
+def test_a_blank_mt_eval_db_is_refused_as_a_blank_db_is(tmp_path: Path, monkeypatch, capsys):
+    """Before: MT_EVAL_DB=" " made a store file named " " in the current directory."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MT_EVAL_DB", " ")
+    assert main(["leaderboard"]) == 1
+    assert "$MT_EVAL_DB is blank: set it to the store's file or URL, or unset it for the default store" in \
+        capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

@@ -34,7 +34,11 @@ def resolve_url(db: str | None) -> sa.URL:
     if db is not None and not db.strip():
         raise StoreError("--db is empty: give the store's file or URL (sqlite:///PATH, postgresql://USER@HOST/DB), "
                          f"or leave --db out for ${ENVIRONMENT_VARIABLE} or the default store")
-    value = db or os.environ.get(ENVIRONMENT_VARIABLE) or str(default_path())
+    from_environment = os.environ.get(ENVIRONMENT_VARIABLE)
+    if not db and from_environment and not from_environment.strip():
+        raise StoreError(f"${ENVIRONMENT_VARIABLE} is blank: set it to the store's file or URL, or unset it for the "
+                         "default store")
+    value = db or from_environment or str(default_path())
     given = "--db {}" if db else f"${ENVIRONMENT_VARIABLE}={{}}"  # where the value came from, for messages
     if "://" not in value and MISTYPED_SCHEME.match(value):
         raise StoreError(f"{given.format(repr(hidden(value)))} is not a database URL: its scheme is followed by "
