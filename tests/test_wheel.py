@@ -60,6 +60,7 @@ def test_the_wheel_ships_the_template_the_demo_and_the_node_package(wheel):
             "mt_eval/bridge/node/lib/generated/schemas/run-config.json",
             "mt_eval/bridge/node/lib/generated/defaults.json"} <= names
     assert any(n.startswith("mt_eval/bridge/vectors/") and n.endswith(".json") for n in names)
+    assert "mt_eval/py.typed" in names  # (PEP 561: a user's type checker reads the SDK's annotations)
     assert not any("__pycache__" in n for n in names)
 
 
