@@ -75,11 +75,12 @@ def detail_page(card: dict[str, Any], row: dict[str, Any], *, back: str = "../in
         f"<td class=n>{escape(format_duration(r.get('latency_s')))}</td></tr>"
         for r in results[:RESULTS_SHOWN])
     more = f"<p class=muted>first {RESULTS_SHOWN} of {len(results)} entries</p>" if len(results) > RESULTS_SHOWN else ""
-    table = ("<table><thead><tr><th>id</th><th>prediction</th><th>error</th><th>latency</th></tr></thead>"
-             f"<tbody>{entries}</tbody></table>")
+    table = ("<div class=wide><table><caption class=vh>Each entry's result</caption><thead><tr><th scope=col>id</th>"
+             "<th scope=col>prediction</th><th scope=col>error</th><th scope=col>latency</th></tr></thead>"
+             f"<tbody>{entries}</tbody></table></div>")
     if not results and (log := card.get("results_log")):
         more, table = _in_log(log), ""
-    body = (f'<p><a href="{escape(back)}">← leaderboard</a></p>'
+    body = (f'<nav><p><a href="{escape(back)}">← leaderboard</a></p></nav><main>'
             f"<h1>{named(row['method_name'])}</h1>"
             f"<p><b>{escape(row['headline']['metric'] if row['headline'] else 'headline')}</b> "
             f"{headline_text(row['headline'])}"
@@ -93,7 +94,7 @@ def detail_page(card: dict[str, Any], row: dict[str, Any], *, back: str = "../in
             f"<h2>Run</h2>{_dl(_run(card))}"
             f"<h3>Covariates</h3>{_dl(covariates)}<h3>Latency</h3>{_dl(latency)}"
             f"<h3>Environment</h3>{_dl(environment)}"
-            f"<h2>Entries</h2>{more}{table}")
+            f"<h2>Entries</h2>{more}{table}</main>")
     return page(f"\u2068{row['method_name']}\u2069 — \u2068{corpus['name']}\u2069", body)  # (isolated, as <bdi>)
 
 
@@ -109,11 +110,12 @@ def _in_log(log: dict[str, Any]) -> str:
 def unreadable_page(row: dict[str, Any], *, back: str = "../index.html") -> str:
     """The page of a row whose stored run card cannot be read (the store is damaged there): the board's link
     leads to what is known and what to do, not to a missing page."""
-    body = (f'<p><a href="{escape(back)}">← leaderboard</a></p><h1>{named(row["method_name"])}</h1>'
+    body = (f'<nav><p><a href="{escape(back)}">← leaderboard</a></p></nav><main><h1>{named(row["method_name"])}</h1>'
             f"<p>The run card of this row (run <code>{escape(str(row.get('run_id', '')))}</code>, store row "
             f"#{escape(str(row.get('id', '')))}) cannot be read from the leaderboard store: it is damaged there. The "
             "row's figures on the board come from its own record; the card's details are not shown. Delete the row "
-            "and publish its card again (<code>mt-eval leaderboard</code> names it when it reads the store).</p>")
+            "and publish its card again (<code>mt-eval leaderboard</code> names it when it reads the store).</p>"
+            "</main>")
     return page(f"{row['method_name']} — run card unreadable", body)
 
 
@@ -129,8 +131,9 @@ def _scores(metrics: dict[str, Any] | None) -> str:
     rows = "".join(f"<tr><td>{escape(m['name'])}</td><td class=n>{number(m['score'])}</td><td class=n>"
                    f"{_interval(m)}</td><td><code>{escape(m['signature'])}</code></td></tr>"
                    for m in metrics["metrics"])
-    return ("<table><thead><tr><th>metric</th><th>score</th><th>95% interval</th><th>signature</th></tr></thead>"
-            f"<tbody>{rows}</tbody></table><p class=muted>{metrics['segments']} segments · "
+    return ("<div class=wide><table><caption class=vh>Every metric</caption><thead><tr><th scope=col>metric</th>"
+            "<th scope=col>score</th><th scope=col>95% interval</th><th scope=col>signature</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table></div><p class=muted>{metrics['segments']} segments · "
             f"{metrics['bootstrap_resamples']} bootstrap resamples · seed {metrics['bootstrap_seed']}</p>")
 
 

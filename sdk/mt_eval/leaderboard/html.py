@@ -62,7 +62,7 @@ def badges(row: dict[str, Any]) -> str:
 
 def open_source(row: dict[str, Any]) -> str:
     if row["open_source"] is None:
-        return '<span class="unk" title="not stated">?</span>'
+        return '<span class="unk">not stated</span>'
     if not row["open_source"]:
         return '<span class="no" title="not open source">closed</span>'
     url = row.get("open_source_url")
@@ -110,8 +110,8 @@ def row_html(row: dict[str, Any], detail_pages: bool, *, placed: bool = False, d
     h = row["headline"]
     rank = row.get("rank")
     ties = row.get("ties", 0)
-    tie = f' <span class="tie" title="95% interval overlaps {ties} other row{"s" if ties != 1 else ""}">tie</span>' \
-        if ties else ""
+    overlaps = f'95% interval overlaps {ties} other row{"s" if ties != 1 else ""}'
+    tie = f' <span class="tie" title="{overlaps}">tie<span class=vh>: {overlaps}</span></span>' if ties else ""
     verdict = {True: "2", None: "1", False: "0"}[row["prize"]["eligible"]]
     attributes = (f'data-mclass="{escape(row["method_class"])}" data-dclass="{escape(row["dependency_class"] or "")}" '
                   f'data-rank="{rank or ""}" data-score="{h["score"] if h else ""}" '
@@ -128,9 +128,12 @@ def row_html(row: dict[str, Any], detail_pages: bool, *, placed: bool = False, d
             f"<td><small>{escape(row['finished_at'][:10])}</small></td></tr>")
 
 
-HEAD = ('<thead><tr><th data-sort="rank" data-numeric>Rank</th><th data-sort="name">Method</th><th>Open source</th>'
-        '<th data-sort="score" data-numeric>{metric} [95% CI]</th><th>n</th><th data-sort="prize" data-numeric>'
-        'Prize eligibility</th><th data-sort="date">Run</th></tr></thead>')
+HEAD = ('<thead><tr><th scope=col data-sort="rank" data-numeric>Rank</th><th scope=col data-sort="name">Method</th>'
+        '<th scope=col>Open source</th><th scope=col data-sort="score" data-numeric>{metric} [95% CI]</th>'
+        '<th scope=col>n<span class=vh> (scored entries)</span></th><th scope=col data-sort="prize" data-numeric>'
+        'Prize eligibility</th><th scope=col data-sort="date">Run</th></tr></thead>')
+RANKS = ("Rank: 1 + the number of rows whose 95% interval lies wholly above the row's; “tie”: the row's interval "
+         "overlaps another row's, so their order is not settled.")
 
 
 def group_html(group: dict[str, Any], detail_pages: bool) -> str:
@@ -141,7 +144,9 @@ def group_html(group: dict[str, Any], detail_pages: bool) -> str:
             f'<h2>{named(group["corpus_name"])} <span class="b">{escape(group["pair"])}'
             f'</span></h2><p class="muted">corpus sha256 <code>{escape(group["corpus_sha256"][:16])}</code>{subset} · '
             f'{escape(group["metric"])} ({order}) <code>{escape(group["signature"] or "")}</code></p>'
-            f'<div class=wide><table>{HEAD.format(metric=escape(group["metric"]))}<tbody>'
+            f'<div class=wide><table><caption class=vh>Ranking on {named(group["corpus_name"])} '
+            f'({escape(group["pair"])}) by {escape(group["metric"])}</caption>'
+            f'{HEAD.format(metric=escape(group["metric"]))}<tbody>'
             + "".join(row_html(r, detail_pages, drawn=bool(group.get("intervals_note")),
                                gated=bool(group.get("gate_note"))) for r in group["rows"]) + "</tbody></table></div>"
             + "".join(f'<p class="muted">note: {escape(note)}</p>'
@@ -153,7 +158,7 @@ def across_html(across: dict[str, Any]) -> str:
     if not across["methods"]:
         return ""
     corpora = across["corpora"]
-    head = "".join(f"<th class=corpus>{escape(c['label'])}</th>" for c in corpora)
+    head = "".join(f"<th scope=col class=corpus>{escape(c['label'])}</th>" for c in corpora)
     rows = []
     for m in across["methods"]:
         cells = "".join(f"<td class=n>{number(m['scores'].get(c['label']))}</td>" if c["label"] in m["scores"]
@@ -166,13 +171,14 @@ def across_html(across: dict[str, Any]) -> str:
     return ('<section><h2>Across corpora</h2><p class="muted">Borda: per corpus 100 for first to 0 for last, '
             "averaged with equal weight. Task average: scores normalised to 0–100 (higher better), averaged per "
             "language pair, then across pairs. Each method's latest run card per corpus; a method missing a corpus "
-            "has no aggregate.</p><div class=wide><table><thead><tr><th>Method</th><th>Borda</th><th>Task average</th>"
+            "has no aggregate.</p><div class=wide><table><caption class=vh>Methods across corpora</caption><thead><tr>"
+            "<th scope=col>Method</th><th scope=col>Borda</th><th scope=col>Task average</th>"
             f"{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div></section>")
 
 
 def _options(name: str, label: str, values: list[str]) -> str:
     options = "".join(f'<option value="{escape(v)}">{escape(v)}</option>' for v in values)
-    return (f'<label>{label} <select data-filter="{name}" aria-label="{label}"><option value="">all</option>'
+    return (f'<label>{label} <select data-filter="{name}"><option value="">all</option>'
             f"{options}</select></label>")
 
 
@@ -182,20 +188,22 @@ def index_page(board: dict[str, Any], *, title: str = "mt-eval leaderboard", det
     groups = board["groups"]
     rows = [r for g in groups for r in g["rows"]] + board["unranked"]
     classes = sorted({r["method_class"] for r in rows}) + sorted({r["dependency_class"] or "" for r in rows} - {""})
-    filters = ('<div class="filters">' + _options("pair", "Pair", sorted({r["pair"] for r in rows}))
+    # (hidden until the script shows them: without it they would do nothing)
+    filters = ('<div class="filters" hidden>' + _options("pair", "Pair", sorted({r["pair"] for r in rows}))
                + _options("corpus", "Corpus", sorted({r["corpus_name"] for r in rows}))
                + _options("class", "Class", classes)
                + '<label>Search <input id="search" type="search" placeholder="method, tool…"></label>'
-               + f'<span class="muted"><span id="shown">{sum(len(g["rows"]) for g in groups)}</span> rows shown</span>'
+               + f'<span class="muted" role="status"><span id="shown">{sum(len(g["rows"]) for g in groups)}</span>'
+               ' rows shown</span>'
                + "</div>")
     hidden = board["hidden"]["class X"]
     note = (f"<p class=muted>{board['cards']} run cards · generated {escape(board['generated_at'])} · class X methods "
             f"are never shown ({hidden} hidden) · A2 rows depend on an external service and are not prize-eligible"
-            "</p>")
+            "</p>" + (f"<p class=muted>{RANKS}</p>" if groups else ""))
     unranked = ""
     if board["unranked"]:
         unranked = ('<section class="group"><h2>Not ranked</h2><p class="muted">runs without a headline</p>'
-                    '<div class=wide><table>'
+                    '<div class=wide><table><caption class=vh>Runs without a headline</caption>'
                     + HEAD.format(metric="headline") + "<tbody>"
                     + "".join(row_html(r, detail_pages, placed=True) for r in board["unranked"])
                     + "</tbody></table></div></section>")
@@ -205,6 +213,7 @@ def index_page(board: dict[str, Any], *, title: str = "mt-eval leaderboard", det
     empty = "" if rows else (f"<p>No run cards match <code>{escape(given)}</code>.</p>" if given else
                              "<p>No run cards to show.</p>" if hidden else  # (the line above counts the hidden ones)
                              "<p>No run cards are published yet: <code>mt-eval publish runs/NAME/card.json</code></p>")
-    body = (f"<header><h1>{escape(title)}</h1>{note}</header>{filters}{empty}"
-            + "".join(group_html(g, detail_pages) for g in groups) + unranked + across_html(board["across"]))
+    body = (f"<header><h1>{escape(title)}</h1>{note}</header><main>{filters}{empty}"
+            + "".join(group_html(g, detail_pages) for g in groups) + unranked + across_html(board["across"])
+            + "</main>")
     return page(title, body, script=True)

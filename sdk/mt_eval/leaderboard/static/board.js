@@ -51,11 +51,16 @@
     rows.forEach(function (row) { body.appendChild(row); });
   }
 
+  // Each sortable header's text becomes a button: reached by Tab, pressed by Enter or Space, named as one.
   document.querySelectorAll("th[data-sort]").forEach(function (th) {
-    th.tabIndex = 0;
+    var button = document.createElement("button");
+    button.type = "button";
+    while (th.firstChild) button.appendChild(th.firstChild);
+    th.appendChild(button);
     th.addEventListener("click", function () { sortBy(th); });
-    th.addEventListener("keydown", function (event) { if (event.key === "Enter") sortBy(th); });
   });
+  var filters = document.querySelector(".filters");
+  if (filters) filters.hidden = false;  // (without this script they do nothing, so they are hidden until now)
   selects.forEach(function (select) { select.addEventListener("change", applyFilters); });
   if (search) search.addEventListener("input", applyFilters);
   var params = new URLSearchParams(window.location.search);
