@@ -207,8 +207,8 @@ def test_an_open_source_address_that_is_no_web_address_is_not_linked(url: str):
 
     cell = open_source({"open_source": True, "open_source_url": url})
     assert "href" not in cell and cell == f'<span class="yes" title="{escape(url)}">open</span>'
-    linked = open_source({"open_source": True, "open_source_url": "https://example.org/code"})
-    assert linked == '<a class="yes" href="https://example.org/code">open</a>'
+    linked = open_source({"open_source": True, "open_source_url": "https://example.org/code", "method_name": "Lex"})
+    assert linked == '<a class="yes" href="https://example.org/code">open<span class=vh>: the code of Lex</span></a>'
 
 
 @pytest.mark.parametrize(("option", "what"), [("--hardware", "the text its label must contain (A100)"),

@@ -68,7 +68,9 @@ def open_source(row: dict[str, Any]) -> str:
     url = row.get("open_source_url")
     if url and not WEB_ADDRESS.match(url):  # (a store written before such addresses were refused: no javascript:)
         return f'<span class="yes" title="{escape(url)}">open</span>'
-    return f'<a class="yes" href="{escape(url)}">open</a>' if url else '<span class="yes">open</span>'
+    # (read out of its row, "open" alone says nothing: the method is named to a screen reader)
+    code = f'<span class=vh>: the code of {escape(row.get("method_name") or "the method")}</span>'
+    return f'<a class="yes" href="{escape(url)}">open{code}</a>' if url else '<span class="yes">open</span>'
 
 
 def method_cell(row: dict[str, Any], link: str | None) -> str:
