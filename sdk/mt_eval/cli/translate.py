@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -145,6 +146,7 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     except msgspec.ValidationError as exc:  # (the options' own types refuse a bad setting first)
         _say(f"--pair '{pair}': {exc}" if "_lang`" in str(exc) else f"invalid configuration: {exc}")
         return 2
+    texts = [_as_utf8(text) for text in texts]
     for number, text in enumerate(texts, start=1):
         if (position := _surrogate_at(text)) is not None:  # bytes that are not UTF-8 in an argument
             _say(f"TEXT {number} is not valid UTF-8 (at character {position + 1}): give the sentences as UTF-8")
@@ -337,6 +339,17 @@ def utf8_lines(data: bytes) -> list[str]:
     if lines[-1] == "":  # (the newline that ends the last line)
         lines.pop()
     return [line.removesuffix("\r") for line in lines]
+
+
+def _as_utf8(text: str) -> str:
+    """An argument read as UTF-8 where the locale did not (LC_ALL=C with Python's UTF-8 mode off: its bytes are then
+    escapes), as it is otherwise."""
+    if _surrogate_at(text) is None:
+        return text
+    try:
+        return os.fsencode(text).decode("utf-8")
+    except UnicodeError:  # (not UTF-8: refused, saying where)
+        return text
 
 
 def _surrogate_at(text: str) -> int | None:
