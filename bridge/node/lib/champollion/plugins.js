@@ -17,7 +17,7 @@ import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { callIsolating } from '../calls.js';
 import { LONGEST_DELAY } from '../child.js';
 import { describe, isPlainObject } from '../protocol.js';
-import { decisionError, matchDecisions, rowsProblem } from '../decisions.js';
+import { DEFAULT_TOLERANCE, decisionError, matchDecisions, rowsProblem } from '../decisions.js';
 import { methodView } from '../gold.js';
 import { CLOSED, GuestStartError, checkEntries, startGuest } from '../host.js';
 import { Slots } from '../host-gates.js';
@@ -229,7 +229,10 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
   // translate(entries) or decide(rows): one call of the method, in this process or through its guest.
   const KINDS = {
     translate: { owner: 'entry', fail: errorResult, match: matchResults },
-    decide: { owner: 'row', fail: decisionError, match: (rows, results, opts) => matchDecisions(rows, results, { ...opts, tolerance: options.tolerance }) },
+    decide: {
+      owner: 'row', fail: decisionError,
+      match: (rows, results, opts) => matchDecisions(rows, results, { ...opts, tolerance: options.tolerance ?? DEFAULT_TOLERANCE }),
+    },
   };
   const runBatch = async (kind, items, config) => {
     if (manifest.runtime !== 'node') {
@@ -252,7 +255,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
     const disarm = watchdog?.arm(Math.min(config.timeout_s * 1000 * Math.max(items.length, config.batch_size), LONGEST_DELAY));
     const unguard = guardExitDuringCalls(directory); // (its process.exit() fails the call, not this program)
     // translate() never hands the method the gold (lib/gold.js); decision rows go as they are.
-    const hand = (batch) => (kind === 'translate' ? methodView(batch, options.goldFields) : batch.map((item) => ({ ...item })));
+    const hand = (batch) => (kind === 'translate' ? methodView(batch, options.goldFields ?? []) : batch.map((item) => ({ ...item })));
     const call = (batch, { signal }) => method[kind](hand(batch), config, { signal });
     inProcessSlots ??= new Slots(method.capabilities.max_concurrency ?? Infinity);
     try {
@@ -335,7 +338,9 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
      */
     async start(config = options.config) {
       refuseClosed();
-      const runConfig = config === null || config === undefined ? null : completeRunConfig(config);
+      // (a plugin that decides starts with the config decide() takes, the language pair left out too, as the load does)
+      const complete = manifest.implements.includes('decide') ? completeDecisionConfig : completeRunConfig;
+      const runConfig = config === null || config === undefined ? null : complete(config);
       if (typeof runConfig === 'string') throw new TypeError(runConfig);
       await start(runConfig);
     },

@@ -45,7 +45,7 @@ export class ChampollionConfigError extends ProblemsError {
 export class LocalesDirError extends Error {}
 
 /** Read champollion.config.json (the file, or a directory holding it; default ./champollion.config.json). */
-export function readChampollionConfig(path?: string): ChampollionConfig;
+export function readChampollionConfig(path?: string | null): ChampollionConfig;
 
 /** No language pair of a method fits the locales; the message says what was tried. */
 export class LanguageError extends Error {}
@@ -86,9 +86,10 @@ export function findMethodPlugins(baseDir?: string): FoundMethodPlugin[];
  */
 export function resolveMethodPlugin(value: string, options?: { baseDir?: string; pair?: string | null }): string;
 
+/** loadMethodPlugin's options; null is the same as leaving one out (its default). */
 export interface LoadMethodPluginOptions {
   /** Where relative paths and .champollion/methods are resolved (default: process.cwd()). */
-  baseDir?: string;
+  baseDir?: string | null;
   /**
    * The RunConfig translate() uses when given none, e.g. resolvePair(config, "en:es").runConfig. One that does
    * not fit (not an object, a field unknown or out of range) fails the load with the TypeError translate() would
@@ -96,19 +97,19 @@ export interface LoadMethodPluginOptions {
    */
   config?: RunConfig | Partial<DecisionConfig> | null;
   /** The command serving Python plugins: a path or an argv (default: $MT_EVAL, else `mt-eval`). */
-  mtEval?: string | readonly string[];
+  mtEval?: string | readonly string[] | null;
   /** startGuest options for a plugin that runs out of process (its cwd, config and signal are the plugin's own). */
-  guest?: Omit<StartGuestOptions, 'cwd' | 'config' | 'signal'>;
+  guest?: Omit<StartGuestOptions, 'cwd' | 'config' | 'signal'> | null;
   /** How far from 1 decide()'s distributions may sum (default 1e-3). */
-  tolerance?: number;
-  logger?: Logger;
+  tolerance?: number | null;
+  logger?: Logger | null;
   /** Entry fields the method must not see, besides GOLD_FIELDS (reference, references and their aliases: always removed). */
-  goldFields?: readonly string[];
+  goldFields?: readonly string[] | null;
   /**
    * false: do not end the process when an in-process translate.js blocks the event loop for longer
    * than a batch may take (config.timeout_s per entry); by default a message is written and it ends.
    */
-  watchdog?: boolean;
+  watchdog?: boolean | null;
 }
 
 /** A method plugin loaded from Node, whatever its runtime. */
@@ -127,10 +128,11 @@ export interface MethodPlugin {
    */
   translate(entries: readonly CorpusEntry[], config?: RunConfig): Promise<TranslationResult[]>;
   /**
-   * Load translate.js, or start the guest, now. Rejects with the reason and the fix (file:line for a
-   * syntax error) when the plugin cannot start; so does every later call, at once.
+   * Load translate.js, or start the guest, now (config: the one a guest starts with; default options.config). Rejects
+   * with the reason and the fix (file:line for a syntax error) when the plugin cannot start; so does every later call,
+   * at once. A plugin that decides takes a config without the language pair, as decide() does.
    */
-  start(config?: RunConfig): Promise<void>;
+  start(config?: RunConfig | Partial<DecisionConfig> | null): Promise<void>;
   /** What the plugin's method.json says it implements. */
   implements: Array<'translate' | 'decide'>;
   /** One checked decision per row (decide plugins); batched like translate(). */
@@ -245,34 +247,35 @@ export interface LocalesReport {
  * key keeps its previous value. A rejection's error has a kind: "config" (the config or what it names),
  * "busy" (the project is in use), "method" (a plugin cannot start), "project" (a project file),
  * "interrupted" (the signal ended a wait for the project) or "progress" (the progress callback threw: the run
- * went on without it, and the error's `report` is the run's). An unknown or mistyped option is a TypeError.
+ * went on without it, and the error's `report` is the run's). An unknown or mistyped option is a TypeError; a null
+ * one is left out.
  */
 export function translateLocales(configPathOrDir?: string, options?: {
-  locales?: readonly string[];
-  dryRun?: boolean;
-  force?: boolean;
-  progress?: (locale: string, done: number, total: number) => void;
-  onWarning?: (problem: FileProblem) => void;
-  mtEval?: string | readonly string[];
+  locales?: readonly string[] | null;
+  dryRun?: boolean | null;
+  force?: boolean | null;
+  progress?: ((locale: string, done: number, total: number) => void) | null;
+  onWarning?: ((problem: FileProblem) => void) | null;
+  mtEval?: string | readonly string[] | null;
   /** What the plugins' hosts warn of (results for entries never sent, a guest restarted), each after "pair KEY: ". */
-  logger?: Logger;
+  logger?: Logger | null;
   /** How the holder of the project's lock names itself to other processes (default "translateLocales"). */
-  command?: string;
+  command?: string | null;
   /** Seconds to wait for another run of the project (Infinity: no limit); default: refuse at once. */
   wait?: number | null;
-  onWait?: (busy: ProjectBusyError) => void;
+  onWait?: ((busy: ProjectBusyError) => void) | null;
   /** A plugin's close() raised or ran past closeTimeoutS (default 10 s): said, and the run carries on without it. */
-  onCloseProblem?: (message: string) => void;
-  closeTimeoutS?: number;
+  onCloseProblem?: ((message: string) => void) | null;
+  closeTimeoutS?: number | null;
   /** Seconds each plugin run as a guest (a Python plugin, a command) gets to start (default 30). */
-  startTimeoutS?: number;
+  startTimeoutS?: number | null;
   /** A translate call starts (strings: how many it sends); the function it returns, if any, is called when it ends. */
-  onCall?: (locale: string, strings: number, runConfig: Record<string, unknown>) => (() => void) | void;
+  onCall?: ((locale: string, strings: number, runConfig: Record<string, unknown>) => (() => void) | void) | null;
   /**
    * Once aborted, nothing more is sent: the locale in progress is written with what was translated, the
    * report says interrupted; a wait for the project ends (rejecting, kind "interrupted").
    */
-  signal?: AbortSignal;
+  signal?: AbortSignal | null;
 }): Promise<LocalesReport>;
 
 /** What failed, on the error translateLocales rejects with (a TypeError for an unknown or mistyped option aside). */

@@ -53,6 +53,8 @@ export interface LoadedMethod {
   close: TranslationMethodModule['close'] | null;
   name: string;
   methodId: string;
+  /** Absolute path of the module imported. */
+  file: string;
 }
 
 /** Find the module to serve; throws ManifestError (or Error) with a fix when it cannot run on Node. */

@@ -12,30 +12,31 @@ export interface Logger {
   error?(message: string): void;
 }
 
+/** startGuest's options; null is the same as leaving one out (its default). */
 export interface StartGuestOptions {
-  cwd?: string;
-  env?: NodeJS.ProcessEnv;
+  cwd?: string | null;
+  env?: NodeJS.ProcessEnv | null;
   /** How long initialize may take, in ms (default 30 000). */
-  startTimeoutMs?: number;
+  startTimeoutMs?: number | null;
   /** How long a request may go without an answer or progress, in ms (default 120 000). */
-  requestTimeoutMs?: number;
+  requestTimeoutMs?: number | null;
   /** How long a request may take whatever progress it reports, in ms (default 600 000). */
-  hardTimeoutMs?: number;
+  hardTimeoutMs?: number | null;
   /** Longest line read from (and written to) the guest (default 16 MiB). */
-  maxLineBytes?: number;
+  maxLineBytes?: number | null;
   /** Restarts allowed within a sliding window (default 3 per 60 000 ms). */
-  restartBudget?: { restarts?: number; windowMs?: number };
+  restartBudget?: { restarts?: number | null; windowMs?: number | null } | null;
   /** Entries per request at most, on top of the guest's max_batch (default: no extra limit). */
-  batchSize?: number;
+  batchSize?: number | null;
   /** How long each shutdown step waits, in ms (default 2 000). */
-  closeStepMs?: number;
+  closeStepMs?: number | null;
   /**
    * How long a guest may take to answer the cancel of a timed-out request, in ms (default 2 000); one
    * that does not is not reading its input (its event loop is blocked) and is killed and replaced.
    */
-  cancelGraceMs?: number;
+  cancelGraceMs?: number | null;
   /** Once aborted, a start still under way is abandoned: the process is ended and startGuest rejects. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | null;
   /**
    * Sent with initialize, and used by translate() and decide() when given no config. One that does not fit (not an
    * object, a field unknown or out of range) fails the start with the TypeError translate() would throw, before the
@@ -44,14 +45,14 @@ export interface StartGuestOptions {
    */
   config?: RunConfig | Partial<DecisionConfig> | null;
   /** Entry fields the guest must not see, besides GOLD_FIELDS (reference, references and their aliases: always removed). */
-  goldFields?: readonly string[];
+  goldFields?: readonly string[] | null;
   /** How far from 1 decide()'s distributions may sum (default 1e-3); never renormalised. */
-  tolerance?: number;
+  tolerance?: number | null;
   /**
    * Receives the guest's stderr lines (info), log notifications, and warnings about skipped
    * lines, dropped results and restarts. Default: warnings and errors to process.stderr.
    */
-  logger?: Logger;
+  logger?: Logger | null;
 }
 
 /**
@@ -82,19 +83,19 @@ export interface HostedGuest {
   /** The last lines (at most ~64 KiB / 50 lines) the current guest process wrote to stderr. */
   readonly stderrTail: string;
   /**
-   * One full result per entry, in entry order. Never rejects because of the guest: failures
-   * (exit, timeout, bad lines, a raising method, the crash-loop budget) become per-entry errors.
+   * One full result per entry, in entry order (config absent or null: options.config). Never rejects because of
+   * the guest: failures (exit, timeout, bad lines, a raising method, the crash-loop budget) become per-entry errors.
    * Rejects with TypeError for invalid entries (duplicate ids, say), a missing config, or a config
    * given here that does not fit (`invalid config: $.field: …`, as options.config at the start): nothing
    * is sent and the guest serves the next call. Rejects with Error after close().
    */
-  translate(entries: readonly CorpusEntry[], config?: RunConfig): Promise<TranslationResult[]>;
+  translate(entries: readonly CorpusEntry[], config?: RunConfig | null): Promise<TranslationResult[]>;
   /**
    * One checked decision per row, in row order; failures become row errors, answers that break the
    * rules become question errors. A guest that does not implement decide fails every row. Rejects
    * with TypeError for invalid rows or a config given here that does not fit, as translate().
    */
-  decide(rows: readonly DecisionRow[], config?: Partial<DecisionConfig>): Promise<DecisionResult[]>;
+  decide(rows: readonly DecisionRow[], config?: Partial<DecisionConfig> | null): Promise<DecisionResult[]>;
   /** The method's card, asked of the guest (only what the method itself reports). */
   methodCard(): Promise<Record<string, unknown> | null>;
   /** What was changed to accept the guest's results, for the life of this host. */

@@ -4,13 +4,18 @@
 import { readFileSync } from 'node:fs';
 
 import {
+  loadMethod,
   loadMethodPlugin,
+  readChampollionConfig,
+  resolveMethod,
   startGuest,
+  translateLocales,
   type CorpusEntry,
   type DecisionCard,
   type DecisionFailure,
   type DecisionRow,
   type HostedGuest,
+  type MethodPlugin,
   type PartialTranslationResult,
   type RunCard,
   type RunConfig,
@@ -80,3 +85,28 @@ export const cancels: boolean = hosted.capabilities.cancel;
 
 // A plugin that decides is loaded with a config that has no language pair, as decide() takes one.
 export const decider = loadMethodPlugin('./my-grader', { config: { model: 'grader-1' } });
+
+// A plugin that decides starts with the config decide() takes (no language pair); a guest's calls take null as no
+// config (the start's is used); a loaded module says which file it is.
+export async function startDecider(plugin: MethodPlugin, guest: HostedGuest, entries: CorpusEntry[], rows: DecisionRow[]):
+  Promise<string> {
+  await plugin.start({ batch_size: 4 });
+  await plugin.start(null);
+  const results: TranslationResult[] = await guest.translate(entries, null);
+  const decided = await guest.decide(rows, null);
+  const loaded = await loadMethod(resolveMethod({ directory: 'my-plugin' }));
+  const file: string = loaded.file;
+  return [file, results.length, decided.length].join(' ');
+}
+
+// Every option of startGuest, loadMethodPlugin and translateLocales may be null: the same as leaving it out.
+export function optionsLeftNull(timeoutMs: number | null, closeTimeoutS: number | null): unknown[] {
+  return [
+    startGuest(['mt-eval-guest', 'translate.js'], {
+      requestTimeoutMs: timeoutMs, cwd: null, signal: null, logger: null, restartBudget: { restarts: null, windowMs: null },
+    }),
+    loadMethodPlugin('./my-plugin', { baseDir: null, guest: { requestTimeoutMs: timeoutMs }, watchdog: null }),
+    translateLocales(undefined, { closeTimeoutS, progress: null, locales: null, dryRun: null, signal: null }),
+    readChampollionConfig(null),
+  ];
+}
