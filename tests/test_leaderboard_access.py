@@ -4,8 +4,11 @@ shown only where they work, and detail pages that fit a 320-pixel window."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -79,57 +82,47 @@ def test_a_tie_and_a_rank_are_explained_in_words_not_only_in_a_tooltip(site: Pat
     assert open_source({"open_source": None}) == '<span class="unk">not stated</span>'
 
 
-def browser(playwright):
-    return playwright.chromium.launch(executable_path=chromium(), args=FLAGS)
+@contextmanager
+def a_page(**context: Any) -> Iterator[Any]:
+    """A page of a fresh chromium (``context``: its context's options, e.g. a viewport or no script)."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=chromium(), args=FLAGS)
+        try:
+            yield launched.new_context(**context).new_page()
+        finally:
+            launched.close()
 
 
 def test_sorting_is_a_button_the_keyboard_reaches_and_presses(site: Path):
     """Before, a sortable header was a focusable cell that only Enter sorted (not Space) and that a screen reader
     did not name as something to press."""
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        launched = browser(playwright)
-        try:
-            page = launched.new_page()
-            page.goto((site / "index.html").as_uri())
-            assert page.is_visible(".filters")
-            for _ in range(5):  # pair, corpus, class, search; then the first header's button
-                page.keyboard.press("Tab")
-            assert page.evaluate("document.activeElement.tagName + ' ' + document.activeElement.textContent") == \
-                "BUTTON Rank"
+    with a_page() as page:
+        page.goto((site / "index.html").as_uri())
+        assert page.is_visible(".filters")
+        for _ in range(5):  # pair, corpus, class, search; then the first header's button
             page.keyboard.press("Tab")
-            page.keyboard.press("Space")
-            assert page.get_attribute("th[data-sort=name]", "aria-sort") == "ascending"
-            page.keyboard.press("Enter")
-            assert page.get_attribute("th[data-sort=name]", "aria-sort") == "descending"
-            names = page.eval_on_selector_all("tbody tr td:nth-child(2) b", "cells => cells.map(c => c.textContent)")
-            assert names == ["Gamma", "Beta", "Alpha"]
-        finally:
-            launched.close()
+        assert page.evaluate("document.activeElement.tagName + ' ' + document.activeElement.textContent") == \
+            "BUTTON Rank"
+        page.keyboard.press("Tab")
+        page.keyboard.press("Space")
+        assert page.get_attribute("th[data-sort=name]", "aria-sort") == "ascending"
+        page.keyboard.press("Enter")
+        assert page.get_attribute("th[data-sort=name]", "aria-sort") == "descending"
+        names = page.eval_on_selector_all("tbody tr td:nth-child(2) b", "cells => cells.map(c => c.textContent)")
+        assert names == ["Gamma", "Beta", "Alpha"]
 
 
 def test_without_script_the_rows_show_and_the_filters_that_would_do_nothing_do_not(site: Path):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        launched = browser(playwright)
-        try:
-            page = launched.new_context(java_script_enabled=False).new_page()
-            page.goto((site / "index.html").as_uri())
-            assert not page.is_visible(".filters") and not page.is_visible("select")
-            assert page.locator("tbody tr").count() == 3 and page.locator("a[href^='cards/']").count() == 3
-        finally:
-            launched.close()
+    with a_page(java_script_enabled=False) as page:
+        page.goto((site / "index.html").as_uri())
+        assert not page.is_visible(".filters") and not page.is_visible("select")
+        assert page.locator("tbody tr").count() == 3 and page.locator("a[href^='cards/']").count() == 3
 
 
 def test_a_detail_page_fits_a_320_pixel_window(site: Path):
     """Before, a detail page's tables (scores, entries) made the whole page scroll sideways on a phone."""
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        launched = browser(playwright)
-        try:
-            page = launched.new_page(viewport={"width": 320, "height": 640})
-            for url in ((site / "index.html").as_uri(), next((site / "cards").glob("*.html")).as_uri()):
-                page.goto(url)
-                assert page.evaluate("document.documentElement.scrollWidth") <= 320, url
-        finally:
-            launched.close()
+    with a_page(viewport={"width": 320, "height": 640}) as page:
+        for url in ((site / "index.html").as_uri(), next((site / "cards").glob("*.html")).as_uri()):
+            page.goto(url)
+            assert page.evaluate("document.documentElement.scrollWidth") <= 320, url
