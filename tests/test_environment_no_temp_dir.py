@@ -54,7 +54,7 @@ def test_run_says_so_before_the_method_translates_anything(tmp_path: Path):
     done = without_temporary_directory(["run", "--demo", "--out", str(tmp_path / "run"), "--latency-sample", "0"],
                                        tmp_path)
     said_once(done, "run")
-    assert not (tmp_path / "run").exists(), "the run started: the method translated the corpus in vain"
+    assert not (tmp_path / "run" / "run.json").exists(), "the run started: the method translated the corpus in vain"
 
 
 def test_publish_says_so_once_and_reports_each_card_not_tried(tmp_path: Path, card: Path):

@@ -154,13 +154,11 @@ def run(args: argparse.Namespace) -> int:
               "--help` lists every option, with examples.", file=sys.stderr)
         return 2
     import os
-    import tempfile
 
     from mt_eval.errors import ExpectedError
     from mt_eval.harness.run_rules import RunFinished
     from mt_eval.harness.session import run_evaluation
 
-    tempfile.gettempdir()  # (scoring needs a directory for temporary files: none is said now, not after the method)
     try:
         os.getcwd()  # (the summary names the run's files from it: had it been removed, the run failed once done)
     except FileNotFoundError:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -159,6 +160,9 @@ def run_evaluation(request: RunRequest) -> RunReport:
             named = naming_part(corpus.path, corpus.name, corpus.sha256)
             out = run_directory(request.directory.out, loaded.directory, default_run_name(loaded.method_id, named))
             lock = hold.take(out)
+            # scoring needs a directory for temporary files: none is said now, not after the method translated it all
+            # (here, once the run directory is locked: a disk that takes no file at all is said as the lock's)
+            tempfile.gettempdir()
         except BaseException:
             fair.close_unused()
             raise
